@@ -1,0 +1,57 @@
+/**
+ * Epoch seconds <-> PostgreSQL `timestamptz` text, exact to the microsecond.
+ *
+ * The public API speaks Unix epoch seconds as numbers on every backend (Hermes stores REAL seconds).
+ * Postgres keeps microseconds, so a value survives a round trip exactly when it is already rounded to the
+ * microsecond; `roundToMicros` gives writers that form. We format and parse the text ourselves instead of
+ * going through `Date`, which would cut everything below the millisecond.
+ */
+
+const MICROS_PER_SECOND = 1_000_000;
+
+/** The nearest double to `value` rounded to whole microseconds. */
+export function roundToMicros(value: number): number {
+  return Math.round(value * MICROS_PER_SECOND) / MICROS_PER_SECOND;
+}
+
+/**
+ * The current wall-clock time as epoch seconds, rounded to the microsecond (what Postgres stores exactly).
+ * `performance` supplies the sub-millisecond digits; if the wall clock was adjusted since the process
+ * started (so the two disagree), the wall clock wins.
+ */
+export function nowEpochSeconds(): number {
+  const wallMs = Date.now();
+  const preciseMs = performance.timeOrigin + performance.now();
+  const ms = Math.abs(preciseMs - wallMs) < 1 ? preciseMs : wallMs;
+  return roundToMicros(ms / 1000);
+}
+
+/** `1793491200.123456` -> `2026-11-01T00:00:00.123456Z` (ISO 8601, UTC, six fractional digits). */
+export function epochSecondsToTimestamptz(value: number): string {
+  if (!Number.isFinite(value)) {
+    throw new RangeError(`timestamp must be a finite number of epoch seconds, got ${String(value)}`);
+  }
+  const totalMicros = Math.round(value * MICROS_PER_SECOND);
+  const wholeSeconds = Math.floor(totalMicros / MICROS_PER_SECOND);
+  const fraction = totalMicros - wholeSeconds * MICROS_PER_SECOND;
+  const iso = new Date(wholeSeconds * 1000).toISOString(); // ...T..:..:..000Z, millis are always 000
+  return `${iso.slice(0, -5)}.${String(fraction).padStart(6, '0')}Z`;
+}
+
+const PG_TIMESTAMPTZ =
+  /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?$/;
+
+/** Postgres `timestamptz` output text (any session time zone) -> epoch seconds, exact to the microsecond. */
+export function timestamptzToEpochSeconds(text: string): number {
+  const m = PG_TIMESTAMPTZ.exec(text.trim());
+  if (!m) throw new RangeError(`unrecognised timestamptz value: ${JSON.stringify(text)}`);
+  const [, y, mo, d, h, mi, s, frac, , sign, oh, om, os] = m;
+  let seconds =
+    Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000;
+  if (sign) {
+    const offset = Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0);
+    seconds -= sign === '+' ? offset : -offset;
+  }
+  const micros = frac ? Number(frac.padEnd(6, '0')) : 0;
+  return (seconds * MICROS_PER_SECOND + micros) / MICROS_PER_SECOND;
+}

@@ -1,0 +1,76 @@
+/**
+ * PostgreSQL migrator: one transaction that first takes a transaction-scoped advisory lock, so concurrent
+ * migrators queue up and each migration runs exactly once; DDL is transactional in Postgres, so a failed
+ * run leaves nothing behind. Works the same on a postgres.js pool and on PGlite.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  type MigrationReport,
+  type MigrationStatus,
+  assertAllRecorded,
+  assertNoUnknownMigrations,
+  foreignDatabaseError,
+  planMigrations,
+  readMigrations,
+  statementFailed,
+} from '../migrations.js';
+import { type PgDb, rowsOf } from './open.js';
+
+type Executor = Pick<PgDb, 'execute'>;
+
+export interface PgMigrateOptions {
+  migrationsFolder: string;
+  where: string;
+}
+
+async function recordedHashes(db: Executor): Promise<string[]> {
+  const [exists] = rowsOf<{ exists: boolean }>(
+    await db.execute(sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS "exists"`),
+  );
+  if (!exists?.exists) return [];
+  return rowsOf<{ hash: string }>(await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`)).map(
+    (r) => r.hash,
+  );
+}
+
+export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<MigrationReport> {
+  const local = readMigrations(options.migrationsFolder);
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
+    const recorded = await recordedHashes(tx);
+    if (recorded.length === 0) {
+      const [row] = rowsOf<{ exists: boolean }>(
+        await tx.execute(sql`SELECT to_regclass('public.sessions') IS NOT NULL AS "exists"`),
+      );
+      if (row?.exists) throw foreignDatabaseError(options.where);
+    }
+    const plan = planMigrations(local, recorded);
+    assertNoUnknownMigrations(plan, options.where);
+    // Drizzle's own DDL for the bookkeeping table, so drizzle-kit and this migrator share it.
+    await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS drizzle`);
+    await tx.execute(
+      sql`CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
+    );
+    for (const migration of plan.pending) {
+      try {
+        for (const statement of migration.statements) await tx.execute(sql.raw(statement));
+      } catch (error) {
+        throw statementFailed(migration.tag, error);
+      }
+      await tx.execute(
+        sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.createdAt})`,
+      );
+    }
+    assertAllRecorded(local, await recordedHashes(tx), options.where);
+    return { applied: plan.pending.map((m) => m.tag), alreadyApplied: plan.applied.length, total: local.length };
+  });
+}
+
+export async function pgMigrationStatus(db: PgDb, migrationsFolder: string): Promise<MigrationStatus> {
+  const plan = planMigrations(readMigrations(migrationsFolder), await recordedHashes(db));
+  return {
+    applied: plan.applied.map((m) => m.tag),
+    pending: plan.pending.map((m) => m.tag),
+    unknownHashes: plan.unknownHashes,
+  };
+}

@@ -1,0 +1,67 @@
+import type { Database } from 'better-sqlite3';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import * as sqliteSchema from '../../schema/sqlite.js';
+import type { Backend } from '../backend.js';
+import { introspectSqlite } from '../introspect.js';
+import type { MigrationReport, MigrationStatus } from '../migrations.js';
+import { migrateSqlite, sqliteMigrationStatus } from './migrate.js';
+
+export type SqliteSchema = typeof sqliteSchema;
+export type SqliteDb = BetterSQLite3Database<SqliteSchema>;
+
+export interface SqliteBackendConfig {
+  url: string;
+  client: Database;
+  journalMode: string;
+  migrationsFolder: string;
+  writeDeadlineMs: number;
+}
+
+export class SqliteBackend implements Backend {
+  readonly dialect = 'sqlite' as const;
+  readonly driver = 'better-sqlite3' as const;
+  readonly url: string;
+  /** The better-sqlite3 connection (one per store). */
+  readonly client: Database;
+  /** Drizzle over that connection. */
+  readonly db: SqliteDb;
+  /** The journal mode in force: 'wal', 'delete' (WAL refused) or 'memory'. */
+  readonly journalMode: string;
+  readonly writeDeadlineMs: number;
+  private readonly migrationsFolder: string;
+
+  constructor(config: SqliteBackendConfig) {
+    this.url = config.url;
+    this.client = config.client;
+    this.journalMode = config.journalMode;
+    this.migrationsFolder = config.migrationsFolder;
+    this.writeDeadlineMs = config.writeDeadlineMs;
+    this.db = drizzle(config.client, { schema: sqliteSchema });
+  }
+
+  migrate(): Promise<MigrationReport> {
+    return migrateSqlite(this.client, {
+      migrationsFolder: this.migrationsFolder,
+      deadlineMs: this.writeDeadlineMs,
+      where: this.url,
+    });
+  }
+
+  async migrationStatus(): Promise<MigrationStatus> {
+    return sqliteMigrationStatus(this.client, this.migrationsFolder);
+  }
+
+  async introspect() {
+    return introspectSqlite(this.client);
+  }
+
+  async close(): Promise<void> {
+    if (!this.client.open) return;
+    try {
+      // Fold the WAL back into the database so the file is self-contained (best effort, like Hermes).
+      if (this.journalMode === 'wal' && !this.client.readonly) this.client.pragma('wal_checkpoint(PASSIVE)');
+    } finally {
+      this.client.close();
+    }
+  }
+}

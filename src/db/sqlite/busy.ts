@@ -1,0 +1,53 @@
+/**
+ * SQLite write serialisation across processes: `BEGIN IMMEDIATE`, and when another process holds the write
+ * lock past the busy timeout, retry after a random 20-150 ms pause, bounded by elapsed time rather than by a
+ * count of attempts (a VACUUM next door can legitimately take seconds), then give up with StoreBusyError.
+ *
+ * The body must be synchronous: better-sqlite3 cannot keep a transaction open across an `await`.
+ */
+import type { Database } from 'better-sqlite3';
+import { StoreBusyError } from '../../errors.js';
+
+export interface BusyRetryOptions {
+  /** Give up after this long (ms) of waiting for the lock. */
+  deadlineMs: number;
+}
+
+/** The SQLite result code behind an error, looking through Drizzle's DrizzleQueryError wrapper. */
+export function sqliteErrorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && depth < 5; depth++) {
+    if (typeof e === 'object' && 'code' in e && typeof e.code === 'string' && e.code.startsWith('SQLITE_')) {
+      return e.code;
+    }
+    e = typeof e === 'object' && e !== null && 'cause' in e ? e.cause : undefined;
+  }
+  return undefined;
+}
+
+export function isSqliteBusy(error: unknown): boolean {
+  const code = sqliteErrorCode(error);
+  return code !== undefined && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Run `attempt` until it does not fail with SQLITE_BUSY/LOCKED or the deadline passes. */
+export async function retryWhileBusy<T>(attempt: () => T, options: BusyRetryOptions): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!isSqliteBusy(error)) throw error;
+      const waited = Date.now() - started;
+      if (waited >= options.deadlineMs) throw new StoreBusyError(waited, { cause: error });
+      await sleep(20 + Math.random() * 130);
+    }
+  }
+}
+
+/** `BEGIN IMMEDIATE; body; COMMIT` (ROLLBACK on any error), retried while another writer holds the lock. */
+export function immediateTransaction<T>(client: Database, body: () => T, options: BusyRetryOptions): Promise<T> {
+  const tx = client.transaction(body);
+  return retryWhileBusy(() => tx.immediate(), options);
+}

@@ -1,0 +1,101 @@
+/**
+ * Opening a SQLite store with better-sqlite3 and the pragmas we stand behind:
+ *
+ * - `busy_timeout` first, so every later statement (including the journal-mode switch) waits for locks.
+ * - `journal_mode=WAL`, falling back to DELETE where the filesystem refuses WAL (NFS/SMB/FUSE report
+ *   "locking protocol", "not authorized" or "disk I/O error"), as Hermes does since v2026.5.16. A silent
+ *   refusal (the pragma answers another mode) is reported as the mode actually in force.
+ * - `synchronous=FULL` by default: in WAL mode NORMAL may lose the last commits on power loss, and this
+ *   library's first promise is not to lose data. `synchronous: 'NORMAL'` is an explicit opt-in.
+ * - `foreign_keys=ON`, which Hermes relies on (appending to an unknown session fails).
+ * - New database files are created with mode 0600: transcripts are private. SQLite gives the -wal and
+ *   -shm files the same mode as the database.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ConnectionError } from '../../errors.js';
+
+export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA';
+
+export interface SqliteOpenOptions {
+  busyTimeoutMs: number;
+  synchronous: SqliteSynchronous;
+  /** Force a journal mode (e.g. 'DELETE' on a network filesystem) instead of WAL with fallback. */
+  journalMode?: 'WAL' | 'DELETE';
+  readonly?: boolean;
+}
+
+export interface OpenedSqlite {
+  client: Database.Database;
+  /** The journal mode in force: 'wal', 'delete', or 'memory' for an in-memory database. */
+  journalMode: string;
+}
+
+const WAL_REFUSAL_MARKERS = ['locking protocol', 'not authorized', 'disk i/o error'];
+
+export function openSqlite(filePath: string, memory: boolean, options: SqliteOpenOptions): OpenedSqlite {
+  const where = memory ? 'sqlite::memory:' : `sqlite:${filePath}`;
+  if (!memory) {
+    const dir = path.dirname(path.resolve(filePath));
+    if (!fs.existsSync(dir)) throw new ConnectionError(where, `directory ${dir} does not exist`);
+    if (!options.readonly) createPrivateFile(filePath, where);
+  }
+
+  let client: Database.Database;
+  try {
+    client = new Database(memory ? ':memory:' : filePath, {
+      fileMustExist: !memory && options.readonly === true,
+      readonly: options.readonly === true,
+    });
+  } catch (error) {
+    throw new ConnectionError(where, describe(error), { cause: error });
+  }
+
+  try {
+    client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs))}`);
+    // Reading the header proves the file is a database before we change anything in it.
+    client.pragma('schema_version', { simple: true });
+    const journalMode = memory || options.readonly ? currentJournalMode(client) : applyJournalMode(client, options);
+    if (!options.readonly) client.pragma(`synchronous = ${options.synchronous}`);
+    client.pragma('foreign_keys = ON');
+    return { client, journalMode };
+  } catch (error) {
+    client.close();
+    if (error instanceof ConnectionError) throw error;
+    throw new ConnectionError(where, describe(error), { cause: error });
+  }
+}
+
+function createPrivateFile(filePath: string, where: string): void {
+  try {
+    fs.closeSync(fs.openSync(filePath, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return; // an existing database keeps its mode
+    throw new ConnectionError(where, describe(error), { cause: error });
+  }
+}
+
+function currentJournalMode(client: Database.Database): string {
+  return String(client.pragma('journal_mode', { simple: true })).toLowerCase();
+}
+
+function applyJournalMode(client: Database.Database, options: SqliteOpenOptions): string {
+  if (options.journalMode === 'DELETE') {
+    return String(client.pragma('journal_mode = DELETE', { simple: true })).toLowerCase();
+  }
+  try {
+    return String(client.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
+  } catch (error) {
+    const message = describe(error).toLowerCase();
+    if (options.journalMode === 'WAL' || !WAL_REFUSAL_MARKERS.some((m) => message.includes(m))) throw error;
+    process.emitWarning(`SQLite refused WAL (${describe(error)}); using journal_mode=DELETE`, {
+      code: 'HERMES_SESSIONDB_WAL_FALLBACK',
+    });
+    return String(client.pragma('journal_mode = DELETE', { simple: true })).toLowerCase();
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,86 @@
+/**
+ * Typed errors. Every error this library throws is a `SessionDbError` with a stable `code`, so callers can
+ * branch on `code` (or `instanceof`) instead of parsing messages. Messages never contain passwords.
+ */
+
+export type SessionDbErrorCode =
+  | 'VALIDATION'
+  | 'INVALID_URL'
+  | 'CONNECTION'
+  | 'MIGRATION'
+  | 'STORE_BUSY'
+  | 'STORE_CLOSED';
+
+export class SessionDbError extends Error {
+  readonly code: SessionDbErrorCode;
+  constructor(code: SessionDbErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** A public input failed validation; nothing was written. `field` names the offending input. */
+export class ValidationError extends SessionDbError {
+  readonly field: string;
+  constructor(field: string, message: string, options?: { cause?: unknown }) {
+    super('VALIDATION', `Invalid ${field}: ${message}`, options);
+    this.field = field;
+  }
+}
+
+/** A store URL that no backend understands. */
+export class InvalidUrlError extends SessionDbError {
+  readonly url: string;
+  constructor(redactedUrl: string, reason: string) {
+    super('INVALID_URL', `Invalid store URL ${JSON.stringify(redactedUrl)}: ${reason}`);
+    this.url = redactedUrl;
+  }
+}
+
+/** The database could not be opened or reached. `url` is the store URL with any password redacted. */
+export class ConnectionError extends SessionDbError {
+  readonly url: string;
+  constructor(redactedUrl: string, reason: string, options?: { cause?: unknown }) {
+    super('CONNECTION', `Cannot open ${redactedUrl}: ${reason}`, options);
+    this.url = redactedUrl;
+  }
+}
+
+export type MigrationErrorReason =
+  /** The database records migrations this version of hermes-sessiondb does not ship (it is newer). */
+  | 'UNKNOWN_MIGRATIONS'
+  /** After migrating, a local migration is still not recorded (it would have been silently skipped). */
+  | 'NOT_APPLIED'
+  /** The database already has our tables but no migration history: a Hermes state.db or another app's. */
+  | 'FOREIGN_DATABASE'
+  /** A migration left rows that violate a foreign key; it was rolled back. */
+  | 'FOREIGN_KEY_VIOLATION'
+  /** The migration files themselves are unreadable or inconsistent. */
+  | 'BAD_MIGRATION_FILES'
+  /** A statement of a migration failed; the whole run was rolled back. */
+  | 'STATEMENT_FAILED';
+
+export class MigrationError extends SessionDbError {
+  readonly reason: MigrationErrorReason;
+  constructor(reason: MigrationErrorReason, message: string, options?: { cause?: unknown }) {
+    super('MIGRATION', message, options);
+    this.reason = reason;
+  }
+}
+
+/** SQLite stayed locked by other writers for longer than the configured write deadline. */
+export class StoreBusyError extends SessionDbError {
+  readonly waitedMs: number;
+  constructor(waitedMs: number, options?: { cause?: unknown }) {
+    super('STORE_BUSY', `Database is still locked by another writer after ${waitedMs} ms`, options);
+    this.waitedMs = waitedMs;
+  }
+}
+
+/** A call on a store after `close()`. */
+export class StoreClosedError extends SessionDbError {
+  constructor() {
+    super('STORE_CLOSED', 'The store is closed');
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * Test harnesses: one per backend, each able to hand out fresh, empty databases. The contract suite runs on
+ * every harness; a harness lists the tests it cannot run, each with its reason (Drizzle's skip-list style).
+ *
+ * Real Postgres: DATABASE_URL (default postgres://root@127.0.0.1:5432/test) is the admin connection; each
+ * fresh database is a new `CREATE DATABASE` on that server, dropped afterwards. Under CI=true an
+ * unreachable server fails the run; elsewhere the Postgres tests are skipped with the reason printed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { type OpenStoreOptions, type SessionStore, openStore } from '../src/index.js';
+
+export type HarnessName = 'sqlite-file' | 'sqlite-memory' | 'pglite' | 'postgres';
+
+/** Capabilities some tests need; a harness without one names why in `skips`. */
+export type Capability = 'multi-process' | 'reopen';
+
+export interface Harness {
+  name: HarnessName;
+  dialect: 'sqlite' | 'pg';
+  /** Why this harness cannot run tests needing a capability. Absent = it can. */
+  skips: Partial<Record<Capability, string>>;
+  /** When set, the whole harness is unavailable here (printed, and fatal under CI=true). */
+  unavailable?: string;
+  /** A URL for a fresh, empty database. */
+  freshUrl(): Promise<string>;
+  /** Open a fresh database (migrated unless options say otherwise). */
+  open(options?: OpenStoreOptions): Promise<SessionStore>;
+  /** Drop everything this harness created. */
+  cleanup(): Promise<void>;
+}
+
+export const isCI = process.env.CI === 'true';
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+const tmpRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-test-'));
+
+export function sqliteFileHarness(): Harness {
+  const dirs: string[] = [];
+  let n = 0;
+  const freshUrl = async () => {
+    if (dirs.length === 0) dirs.push(tmpRoot());
+    return `sqlite:${path.join(dirs[0]!, `store-${n++}.db`)}`;
+  };
+  return {
+    name: 'sqlite-file',
+    dialect: 'sqlite',
+    skips: {},
+    freshUrl,
+    open: async (options) => openStore(await freshUrl(), options),
+    cleanup: async () => {
+      for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+export function sqliteMemoryHarness(): Harness {
+  return {
+    name: 'sqlite-memory',
+    dialect: 'sqlite',
+    skips: {
+      'multi-process': 'an in-memory database belongs to one connection; no other process can open it',
+      reopen: 'an in-memory database disappears when its connection closes',
+    },
+    freshUrl: async () => 'sqlite::memory:',
+    open: (options) => openStore(':memory:', options),
+    cleanup: async () => {},
+  };
+}
+
+export function pgliteHarness(): Harness {
+  const dirs: string[] = [];
+  let n = 0;
+  const freshUrl = async () => {
+    if (dirs.length === 0) dirs.push(tmpRoot());
+    return `pglite:${path.join(dirs[0]!, `pgdata-${n++}`)}`;
+  };
+  return {
+    name: 'pglite',
+    dialect: 'pg',
+    skips: {
+      'multi-process': 'PGlite runs inside one process; a second process cannot share its data directory',
+    },
+    freshUrl,
+    // In-memory PGlite is the fast path for tests that do not reopen the database.
+    open: (options) => openStore('pglite:memory', options),
+    cleanup: async () => {
+      for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Probe the server once; the answer decides whether the postgres harness runs. */
+async function probePostgres(): Promise<string | undefined> {
+  const admin = postgres(DATABASE_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    await admin`select 1`;
+    return undefined;
+  } catch (error) {
+    return `Postgres at ${DATABASE_URL.replace(/:[^@/]*@/, ':***@')} is unreachable (${(error as Error).message})`;
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+export async function postgresHarness(): Promise<Harness> {
+  const unavailable = await probePostgres();
+  const created: string[] = [];
+  const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
+  let admin: postgres.Sql | undefined;
+  const freshUrl = async () => {
+    admin ??= postgres(DATABASE_URL, { max: 2, onnotice: () => {} });
+    const name = `${prefix}_${created.length}`;
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    created.push(name);
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  return {
+    name: 'postgres',
+    dialect: 'pg',
+    skips: {},
+    unavailable,
+    freshUrl,
+    open: async (options) => openStore(await freshUrl(), options),
+    cleanup: async () => {
+      if (!admin) return;
+      for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
+
+/** Fail loudly under CI when a mandatory backend is missing; elsewhere say why it is skipped. */
+export function reportAvailability(h: Harness): boolean {
+  if (!h.unavailable) return true;
+  if (isCI) throw new Error(`[${h.name}] mandatory under CI=true: ${h.unavailable}`);
+  console.warn(`[${h.name}] skipped: ${h.unavailable}. Set DATABASE_URL to run it.`);
+  return false;
+}

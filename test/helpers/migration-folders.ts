@@ -1,0 +1,44 @@
+/** Temporary copies of the shipped migrations with extra migrations added, to play "newer" or "branch" versions. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface ExtraMigration {
+  tag: string;
+  /** Journal timestamp (ms). */
+  when: number;
+  sql: string;
+}
+
+export const shippedFolder = (dialect: 'sqlite' | 'pg') =>
+  fileURLToPath(new URL(`../../drizzle/${dialect}`, import.meta.url));
+
+interface Journal {
+  version: string;
+  dialect: string;
+  entries: Array<{ idx: number; version: string; when: number; tag: string; breakpoints: boolean }>;
+}
+
+export function readJournal(folder: string): Journal {
+  return JSON.parse(fs.readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as Journal;
+}
+
+/** The newest journal timestamp shipped for a dialect. */
+export function latestWhen(dialect: 'sqlite' | 'pg'): number {
+  return Math.max(...readJournal(shippedFolder(dialect)).entries.map((e) => e.when));
+}
+
+/** A copy of the shipped folder plus `extras`, journal sorted by `when`. */
+export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-migrations-${dialect}-`));
+  fs.cpSync(shippedFolder(dialect), dir, { recursive: true });
+  const journal = readJournal(dir);
+  for (const extra of extras) {
+    fs.writeFileSync(path.join(dir, `${extra.tag}.sql`), extra.sql);
+    journal.entries.push({ idx: 0, version: journal.entries[0]!.version, when: extra.when, tag: extra.tag, breakpoints: true });
+  }
+  journal.entries.sort((a, b) => a.when - b.when).forEach((e, i) => (e.idx = i));
+  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
+  return dir;
+}
