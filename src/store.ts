@@ -105,7 +105,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   let backend: SqliteBackend | PgBackend;
   if (location.backend === 'sqlite') {
     const readonly = opts.readonly && !location.memory;
-    const { client, journalMode } = openSqlite(location.path, location.memory, {
+    const client = openSqlite(location.path, location.memory, {
       busyTimeoutMs: opts.busyTimeoutMs,
       synchronous: opts.synchronous,
       journalMode: opts.journalMode,
@@ -114,7 +114,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     backend = new SqliteBackend({
       url: location.memory ? 'sqlite::memory:' : `sqlite:${location.path}`,
       client,
-      journalMode,
+      journalMode: opts.journalMode,
       migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
       writeDeadlineMs: opts.writeDeadlineMs,
     });
@@ -138,13 +138,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
 
   const store = new SessionStore(backend);
-  if (opts.migrate && !opts.readonly) {
-    try {
-      await store.migrate();
-    } catch (error) {
-      await store.close().catch(() => {});
-      throw error;
-    }
+  try {
+    if (opts.migrate && !opts.readonly) await store.migrate();
+    // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
+    await backend.activate();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
   }
   return store;
 }

@@ -14,6 +14,8 @@ export interface Backend {
   readonly url: string;
   migrate(): Promise<MigrationReport>;
   migrationStatus(): Promise<MigrationStatus>;
+  /** Settle what is stored in the database itself (SQLite: the journal mode), once the store accepted it. */
+  activate(): Promise<unknown>;
   introspect(): Promise<SchemaInfo>;
   close(): Promise<void>;
 }

@@ -37,6 +37,9 @@ export class PgBackend implements Backend {
     return pgMigrationStatus(this.db, this.migrationsFolder);
   }
 
+  /** Nothing to switch on Postgres once the database is accepted. */
+  async activate(): Promise<void> {}
+
   introspect() {
     return introspectPg(this.db);
   }

@@ -4,7 +4,9 @@ import * as sqliteSchema from '../../schema/sqlite.js';
 import type { Backend } from '../backend.js';
 import { introspectSqlite } from '../introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
+import { retryWhileBusy } from './busy.js';
 import { migrateSqlite, sqliteMigrationStatus } from './migrate.js';
+import { applyJournalMode, currentJournalMode } from './open.js';
 
 export type SqliteSchema = typeof sqliteSchema;
 export type SqliteDb = BetterSQLite3Database<SqliteSchema>;
@@ -12,7 +14,7 @@ export type SqliteDb = BetterSQLite3Database<SqliteSchema>;
 export interface SqliteBackendConfig {
   url: string;
   client: Database;
-  journalMode: string;
+  journalMode?: 'WAL' | 'DELETE';
   migrationsFolder: string;
   writeDeadlineMs: number;
 }
@@ -25,15 +27,14 @@ export class SqliteBackend implements Backend {
   readonly client: Database;
   /** Drizzle over that connection. */
   readonly db: SqliteDb;
-  /** The journal mode in force: 'wal', 'delete' (WAL refused) or 'memory'. */
-  readonly journalMode: string;
   readonly writeDeadlineMs: number;
   private readonly migrationsFolder: string;
+  private readonly requestedJournalMode: 'WAL' | 'DELETE' | undefined;
 
   constructor(config: SqliteBackendConfig) {
     this.url = config.url;
     this.client = config.client;
-    this.journalMode = config.journalMode;
+    this.requestedJournalMode = config.journalMode;
     this.migrationsFolder = config.migrationsFolder;
     this.writeDeadlineMs = config.writeDeadlineMs;
     this.db = drizzle(config.client, { schema: sqliteSchema });
@@ -49,6 +50,18 @@ export class SqliteBackend implements Backend {
 
   async migrationStatus(): Promise<MigrationStatus> {
     return sqliteMigrationStatus(this.client, this.migrationsFolder);
+  }
+
+  /** The journal mode in force: 'wal', 'delete' (WAL refused or forced) or 'memory'. */
+  get journalMode(): string {
+    return currentJournalMode(this.client);
+  }
+
+  /** Put the file in its working journal mode (WAL unless told otherwise); called once the file is accepted. */
+  async activate(): Promise<string> {
+    return retryWhileBusy(() => applyJournalMode(this.client, { journalMode: this.requestedJournalMode }), {
+      deadlineMs: this.writeDeadlineMs,
+    });
   }
 
   async introspect() {

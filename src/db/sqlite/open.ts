@@ -26,15 +26,15 @@ export interface SqliteOpenOptions {
   readonly?: boolean;
 }
 
-export interface OpenedSqlite {
-  client: Database.Database;
-  /** The journal mode in force: 'wal', 'delete', or 'memory' for an in-memory database. */
-  journalMode: string;
-}
 
 const WAL_REFUSAL_MARKERS = ['locking protocol', 'not authorized', 'disk i/o error'];
 
-export function openSqlite(filePath: string, memory: boolean, options: SqliteOpenOptions): OpenedSqlite {
+/**
+ * Open the connection and set the per-connection pragmas. The journal mode, which is stored in the file,
+ * is left alone here: `applyJournalMode` switches it once the store has accepted the file, so an open that
+ * is refused (a foreign database, a failed migration) leaves the file byte for byte as it was.
+ */
+export function openSqlite(filePath: string, memory: boolean, options: SqliteOpenOptions): Database.Database {
   const where = memory ? 'sqlite::memory:' : `sqlite:${filePath}`;
   if (!memory) {
     const dir = path.dirname(path.resolve(filePath));
@@ -56,10 +56,9 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
     client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs))}`);
     // Reading the header proves the file is a database before we change anything in it.
     client.pragma('schema_version', { simple: true });
-    const journalMode = memory || options.readonly ? currentJournalMode(client) : applyJournalMode(client, options);
     if (!options.readonly) client.pragma(`synchronous = ${options.synchronous}`);
     client.pragma('foreign_keys = ON');
-    return { client, journalMode };
+    return client;
   } catch (error) {
     client.close();
     if (error instanceof ConnectionError) throw error;
@@ -76,11 +75,14 @@ function createPrivateFile(filePath: string, where: string): void {
   }
 }
 
-function currentJournalMode(client: Database.Database): string {
+/** The journal mode in force: 'wal', 'delete', or 'memory' for an in-memory database. */
+export function currentJournalMode(client: Database.Database): string {
   return String(client.pragma('journal_mode', { simple: true })).toLowerCase();
 }
 
-function applyJournalMode(client: Database.Database, options: SqliteOpenOptions): string {
+/** Switch to WAL (or the forced mode) and return the mode in force. Throws SQLITE_BUSY like any write. */
+export function applyJournalMode(client: Database.Database, options: Pick<SqliteOpenOptions, 'journalMode'>): string {
+  if (client.memory || client.readonly) return currentJournalMode(client);
   if (options.journalMode === 'DELETE') {
     return String(client.pragma('journal_mode = DELETE', { simple: true })).toLowerCase();
   }
