@@ -64,17 +64,17 @@ export class SessionStore {
   }
 
   /** Apply pending migrations (safe to call from several processes at once). */
-  migrate(): Promise<MigrationReport> {
+  async migrate(): Promise<MigrationReport> {
     return this.backend.migrate();
   }
 
   /** Which shipped migrations the database has, which are pending, and any it has that we do not ship. */
-  migrationStatus(): Promise<MigrationStatus> {
+  async migrationStatus(): Promise<MigrationStatus> {
     return this.backend.migrationStatus();
   }
 
   /** Tables, columns, indexes, triggers and extensions of the live database. */
-  introspect(): Promise<SchemaInfo> {
+  async introspect(): Promise<SchemaInfo> {
     return this.backend.introspect();
   }
 

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { epochSecondsToTimestamptz, roundToMicros, timestamptzToEpochSeconds } from '../../src/codecs/time.js';
+import { nowEpochSeconds } from '../../src/index.js';
+
+describe('epoch seconds <-> timestamptz text', () => {
+  it('formats UTC with six fractional digits', () => {
+    expect(epochSecondsToTimestamptz(1793491200.123456)).toBe('2026-11-01T00:00:00.123456Z');
+    expect(epochSecondsToTimestamptz(0)).toBe('1970-01-01T00:00:00.000000Z');
+    expect(epochSecondsToTimestamptz(-0.5)).toBe('1969-12-31T23:59:59.500000Z');
+  });
+
+  it('parses what Postgres prints, in any session time zone', () => {
+    expect(timestamptzToEpochSeconds('2026-11-01 00:00:00.123456+00')).toBe(1793491200.123456);
+    expect(timestamptzToEpochSeconds('2026-11-01 02:00:00.5+02')).toBe(1793491200.5);
+    expect(timestamptzToEpochSeconds('2026-10-31 19:30:00-04:30')).toBe(1793491200);
+    expect(timestamptzToEpochSeconds('2026-11-01T00:00:00Z')).toBe(1793491200);
+    expect(() => timestamptzToEpochSeconds('yesterday')).toThrow(RangeError);
+  });
+
+  it('round-trips any microsecond-rounded time exactly (10,000 random values)', () => {
+    for (let i = 0; i < 10_000; i++) {
+      const value = roundToMicros(Math.random() * 4_000_000_000 - 1_000_000_000);
+      expect(timestamptzToEpochSeconds(epochSecondsToTimestamptz(value))).toBe(value);
+    }
+  });
+
+  it('refuses non-finite times', () => {
+    expect(() => epochSecondsToTimestamptz(Number.NaN)).toThrow(RangeError);
+    expect(() => epochSecondsToTimestamptz(Number.POSITIVE_INFINITY)).toThrow(RangeError);
+  });
+
+  it('reads the clock to the microsecond, close to Date.now()', () => {
+    const now = nowEpochSeconds();
+    expect(Math.abs(now - Date.now() / 1000)).toBeLessThan(1);
+    expect(roundToMicros(now)).toBe(now);
+  });
+});

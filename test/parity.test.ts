@@ -1,0 +1,67 @@
+/**
+ * The two dialects describe the same data: same tables, same columns, same named indexes. Every deliberate
+ * difference is listed here with its reason; anything else is drift between src/schema/sqlite.ts and pg.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type SchemaInfo, openStore } from '../src/index.js';
+
+const ONLY_IN = {
+  sqlite: {
+    tables: { schema_version: 'Hermes reads its version row from the file; a Postgres store has no Python reader' },
+    columns: {} as Record<string, string>,
+    indexes: {} as Record<string, string>,
+  },
+  pg: {
+    tables: {} as Record<string, string>,
+    columns: {
+      'messages.content_json': 'structured content as jsonb (Postgres text cannot hold the NUL of "\\x00json:")',
+      'messages.search_vector': 'generated tsvector; SQLite keeps its word index in the FTS5 table messages_fts',
+    },
+    indexes: {
+      idx_messages_search_vector: 'GIN over the tsvector (SQLite: messages_fts)',
+      idx_messages_search_trgm: 'pg_trgm GIN over the searchable text (SQLite: messages_fts_trigram)',
+    },
+  },
+};
+
+describe('dialect parity', () => {
+  let sqlite: SchemaInfo;
+  let pg: SchemaInfo;
+
+  beforeAll(async () => {
+    const a = await openStore(':memory:');
+    const b = await openStore('pglite:memory');
+    [sqlite, pg] = [await a.introspect(), await b.introspect()];
+    await a.close();
+    await b.close();
+  });
+  afterAll(() => {});
+
+  const columns = (info: SchemaInfo) =>
+    Object.entries(info.tables).flatMap(([t, cols]) => cols.map((c) => `${t}.${c.name}`));
+  const without = (names: string[], skip: Record<string, string>) => names.filter((n) => !(n in skip)).sort();
+
+  it('has the same tables', () => {
+    expect(without(Object.keys(sqlite.tables), ONLY_IN.sqlite.tables)).toEqual(
+      without(Object.keys(pg.tables), ONLY_IN.pg.tables),
+    );
+  });
+
+  it('has the same columns in every shared table', () => {
+    const shared = (info: SchemaInfo) =>
+      columns(info).filter((c) => !(c.split('.')[0]! in ONLY_IN.sqlite.tables));
+    expect(without(shared(sqlite), ONLY_IN.sqlite.columns)).toEqual(without(shared(pg), ONLY_IN.pg.columns));
+  });
+
+  it('has the same named indexes', () => {
+    expect(without(sqlite.indexes.map((i) => i.name), ONLY_IN.sqlite.indexes)).toEqual(
+      without(pg.indexes.map((i) => i.name), ONLY_IN.pg.indexes),
+    );
+  });
+
+  it('lists only differences that exist (the allow-list does not rot)', () => {
+    for (const t of Object.keys(ONLY_IN.sqlite.tables)) expect(Object.keys(sqlite.tables)).toContain(t);
+    for (const c of Object.keys(ONLY_IN.pg.columns)) expect(columns(pg)).toContain(c);
+    for (const i of Object.keys(ONLY_IN.pg.indexes)) expect(pg.indexes.map((x) => x.name)).toContain(i);
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * The Postgres design, on PGlite and the real server: column types, pg_trgm, the generated tsvector and
+ * the trigram index, and the codecs that make the TypeScript values equal to SQLite's (epoch seconds
+ * exact to the microsecond, parsed JSON, preserved ids).
+ */
+import { eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MigrationError, type PgBackend, type SessionStore, openStore, pgSchema } from '../../src/index.js';
+import { rowsOf } from '../../src/db/pg/open.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
+
+/** The type each Hermes column gets on Postgres: the design decision under test. */
+const EXPECTED_TYPES: Record<string, Record<string, string>> = {
+  sessions: {
+    id: 'text', source: 'text', user_id: 'text', model: 'text', model_config: 'jsonb', system_prompt: 'text',
+    parent_session_id: 'text', started_at: 'timestamp with time zone', ended_at: 'timestamp with time zone',
+    end_reason: 'text', message_count: 'integer', tool_call_count: 'integer', input_tokens: 'bigint',
+    output_tokens: 'bigint', cache_read_tokens: 'bigint', cache_write_tokens: 'bigint', reasoning_tokens: 'bigint',
+    billing_provider: 'text', billing_base_url: 'text', billing_mode: 'text', estimated_cost_usd: 'double precision',
+    actual_cost_usd: 'double precision', cost_status: 'text', cost_source: 'text', pricing_version: 'text',
+    title: 'text', api_call_count: 'integer', handoff_state: 'text', handoff_platform: 'text', handoff_error: 'text',
+  },
+  messages: {
+    id: 'bigint', session_id: 'text', role: 'text', content: 'text', content_json: 'jsonb', tool_call_id: 'text',
+    tool_calls: 'jsonb', tool_name: 'text', timestamp: 'timestamp with time zone', token_count: 'integer',
+    finish_reason: 'text', reasoning: 'text', reasoning_content: 'text', reasoning_details: 'jsonb',
+    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector',
+  },
+  state_meta: { key: 'text', value: 'text' },
+  telegram_dm_topic_mode: {
+    chat_id: 'text', user_id: 'text', enabled: 'boolean', activated_at: 'timestamp with time zone',
+    updated_at: 'timestamp with time zone', has_topics_enabled: 'boolean', allows_users_to_create_topics: 'boolean',
+    capability_checked_at: 'timestamp with time zone', intro_message_id: 'text', pinned_message_id: 'text',
+  },
+  telegram_dm_topic_bindings: {
+    chat_id: 'text', thread_id: 'text', user_id: 'text', session_key: 'text', session_id: 'text',
+    managed_mode: 'text', linked_at: 'timestamp with time zone', updated_at: 'timestamp with time zone',
+  },
+};
+
+const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
+
+for (const h of harnesses) {
+  const available = reportAvailability(h);
+  describe.skipIf(!available)(`Postgres schema [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
+    let store: SessionStore;
+    let backend: PgBackend;
+    const rows = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await backend.db.execute(query));
+
+    beforeAll(async () => {
+      store = await h.open();
+      backend = store.backend as PgBackend;
+    });
+    afterAll(async () => {
+      await store?.close();
+      await h.cleanup();
+    });
+
+    it('types every column as designed', async () => {
+      const schema = await store.introspect();
+      const actual = Object.fromEntries(
+        Object.entries(schema.tables).map(([t, cols]) => [t, Object.fromEntries(cols.map((c) => [c.name, c.type]))]),
+      );
+      expect(actual).toEqual(EXPECTED_TYPES);
+      const counters = schema.tables.sessions!.filter((c) => /_count$|_tokens$/.test(c.name));
+      expect(counters.every((c) => c.notNull && c.defaultValue === '0')).toBe(true);
+      expect(schema.tables.messages!.find((c) => c.name === 'search_vector')?.generated).toBe(true);
+    });
+
+    it('installs pg_trgm and indexes the searchable text with it and with a tsvector GIN index', async () => {
+      const schema = await store.introspect();
+      expect(schema.extensions).toContain('pg_trgm');
+      const defs = await rows<{ indexname: string; indexdef: string }>(
+        sql`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'messages' AND indexname LIKE 'idx_messages_search%'`,
+      );
+      const byName = Object.fromEntries(defs.map((d) => [d.indexname, d.indexdef]));
+      expect(byName.idx_messages_search_trgm).toMatch(/USING gin \(message_search_text\(.*\) gin_trgm_ops\)/);
+      expect(byName.idx_messages_search_vector).toMatch(/USING gin \(search_vector\)/);
+    });
+
+    it('keeps the tsvector and the trigram text in step with inserts and updates', async () => {
+      await backend.db.insert(pgSchema.sessions).values({ id: 'fts', source: 'cli', startedAt: 1 });
+      const [msg] = await backend.db
+        .insert(pgSchema.messages)
+        .values({
+          sessionId: 'fts',
+          role: 'assistant',
+          content: 'Deploy with Docker',
+          toolName: 'web_search',
+          toolCalls: [{ function: { name: 'UNIQUEFUNC', arguments: '{"q": "记忆断裂"}' } }],
+          timestamp: 2,
+        })
+        .returning({ id: pgSchema.messages.id });
+      const matches = async (tsquery: string) =>
+        (await rows<{ id: string | number }>(
+          sql`SELECT id FROM messages WHERE search_vector @@ to_tsquery('simple', ${tsquery})`,
+        )).map((r) => Number(r.id));
+      const substring = async (needle: string) =>
+        (await rows<{ id: string | number }>(
+          sql`SELECT id FROM messages WHERE message_search_text(content, content_json, tool_name, tool_calls) ILIKE ${`%${needle}%`}`,
+        )).map((r) => Number(r.id));
+      expect(await matches('docker')).toEqual([msg!.id]); // lower-cased like unicode61
+      expect(await matches('web_search')).toEqual([msg!.id]);
+      expect(await matches('uniquefunc')).toEqual([msg!.id]);
+      expect(await substring('记忆断裂')).toEqual([msg!.id]);
+
+      await backend.db.update(pgSchema.messages).set({ content: 'now kubernetes' }).where(eq(pgSchema.messages.id, msg!.id));
+      expect(await matches('docker')).toEqual([]);
+      expect(await matches('kubernetes')).toEqual([msg!.id]);
+    });
+
+    it('lets the planner use the trigram index for a substring query', async () => {
+      const plan = await backend.db.transaction(async (tx) => {
+        await tx.execute(sql`SET LOCAL enable_seqscan = off`);
+        return rowsOf<Record<string, string>>(
+          await tx.execute(
+            sql`EXPLAIN SELECT id FROM messages WHERE message_search_text(content, content_json, tool_name, tool_calls) ILIKE '%断裂连接%'`,
+          ),
+        );
+      });
+      expect(plan.map((r) => Object.values(r)[0]).join('\n')).toContain('idx_messages_search_trgm');
+    });
+
+    it('round-trips epoch seconds exactly to the microsecond and JSON as values', async () => {
+      const startedAt = 1793491200.123456;
+      const endedAt = 1793491260.000001;
+      const config = { provider: 'anthropic', nested: { list: [1, 'two', null], flag: true }, text: 'ü 记忆 "q"' };
+      await backend.db.insert(pgSchema.sessions).values({ id: 'rt', source: 'cli', startedAt, endedAt, modelConfig: config });
+      const [row] = await backend.db.select().from(pgSchema.sessions).where(eq(pgSchema.sessions.id, 'rt'));
+      expect(row!.startedAt).toBe(startedAt);
+      expect(row!.endedAt).toBe(endedAt);
+      expect(row!.modelConfig).toEqual(config);
+      expect(row!.messageCount).toBe(0);
+      const [stored] = await rows<{ kind: string; epoch: string }>(
+        sql`SELECT jsonb_typeof(model_config) AS kind, extract(epoch FROM started_at)::text AS epoch FROM sessions WHERE id = 'rt'`,
+      );
+      expect(stored).toEqual({ kind: 'object', epoch: '1793491200.123456' });
+    });
+
+    it('keeps message ids that an import supplies, and refuses content in both forms at once', async () => {
+      await backend.db.insert(pgSchema.sessions).values({ id: 'ids', source: 'cli', startedAt: 1 });
+      const [kept] = await backend.db
+        .insert(pgSchema.messages)
+        .values({ id: 424242, sessionId: 'ids', role: 'user', contentJson: [{ type: 'text', text: 'hi' }], timestamp: 1 })
+        .returning();
+      expect(kept).toMatchObject({ id: 424242, content: null, contentJson: [{ type: 'text', text: 'hi' }] });
+      await expect(
+        backend.db.insert(pgSchema.messages).values({ sessionId: 'ids', role: 'user', content: 'x', contentJson: ['x'], timestamp: 1 }),
+      ).rejects.toThrow();
+    });
+
+    it('refuses to migrate a database that has a sessions table but no migration history', async () => {
+      const url = await h.freshUrl();
+      const bare = await openStore(url, { migrate: false });
+      try {
+        await (bare.backend as PgBackend).db.execute(sql`CREATE TABLE sessions (id text PRIMARY KEY)`);
+      } finally {
+        await bare.close();
+      }
+      const error = await openStore(url).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationError);
+      expect((error as MigrationError).reason).toBe('FOREIGN_DATABASE');
+    });
+  });
+}
