@@ -9,7 +9,10 @@ export type SessionDbErrorCode =
   | 'CONNECTION'
   | 'MIGRATION'
   | 'STORE_BUSY'
-  | 'STORE_CLOSED';
+  | 'STORE_CLOSED'
+  | 'SESSION_NOT_FOUND'
+  | 'TITLE_CONFLICT'
+  | 'TOPIC_ALREADY_LINKED';
 
 export class SessionDbError extends Error {
   readonly code: SessionDbErrorCode;
@@ -82,5 +85,45 @@ export class StoreBusyError extends SessionDbError {
 export class StoreClosedError extends SessionDbError {
   constructor() {
     super('STORE_CLOSED', 'The store is closed');
+  }
+}
+
+/** A title longer than 100 code points (after sanitising). A ValidationError on the field `title`. */
+export class TitleTooLongError extends ValidationError {
+  readonly length: number;
+  constructor(length: number, max: number) {
+    super('title', `Title too long (${length} chars, max ${max})`);
+    this.length = length;
+    // Hermes' ValueError text, so messages read the same on both sides.
+    this.message = `Title too long (${length} chars, max ${max})`;
+  }
+}
+
+/** A write needs a session that does not exist (append, bind, or a parent id). Nothing was written. */
+export class SessionNotFoundError extends SessionDbError {
+  readonly sessionId: string;
+  constructor(sessionId: string, role = 'session') {
+    super('SESSION_NOT_FOUND', `Unknown ${role} ${JSON.stringify(sessionId)}`);
+    this.sessionId = sessionId;
+  }
+}
+
+/** Another session already has this exact title. The message is Hermes' own. */
+export class TitleConflictError extends SessionDbError {
+  readonly title: string;
+  readonly conflictingSessionId: string;
+  constructor(title: string, conflictingSessionId: string) {
+    super('TITLE_CONFLICT', `Title '${title}' is already in use by session ${conflictingSessionId}`);
+    this.title = title;
+    this.conflictingSessionId = conflictingSessionId;
+  }
+}
+
+/** The session is already bound to a different Telegram topic. The message is Hermes' own. */
+export class TopicAlreadyLinkedError extends SessionDbError {
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super('TOPIC_ALREADY_LINKED', 'session is already linked to another Telegram topic');
+    this.sessionId = sessionId;
   }
 }

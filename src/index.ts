@@ -1,7 +1,50 @@
 /**
  * hermes-sessiondb: the Hermes SessionDB contract on SQLite and PostgreSQL.
  */
-export { openStore, openStoreOptionsSchema, SessionStore, type OpenStoreOptions } from './store.js';
+export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open.js';
+export {
+  SessionStore,
+  sanitizeTitle,
+  type CreateSessionOptions,
+  type UpdateTokenCountsOptions,
+  type PruneSessionsOptions,
+  type AutoMaintenanceOptions,
+  type AppendMessageOptions,
+  type ReplacementMessageInput,
+  type ConversationOptions,
+  type MessagesAroundOptions,
+  type AnchoredViewOptions,
+  type ListSessionsRichOptions,
+  type EnableTelegramTopicModeOptions,
+  type DisableTelegramTopicModeOptions,
+  type TelegramTopicModeQuery,
+  type TelegramTopicBindingQuery,
+  type BindTelegramTopicOptions,
+  type UnlinkedTelegramSessionsQuery,
+} from './store.js';
+export type {
+  SessionRow,
+  MessageRow,
+  RichSessionRow,
+  ConversationMessage,
+  MessagesAround,
+  AnchoredView,
+  HandoffState,
+  TelegramTopicBinding,
+  SessionExport,
+  SessionExportWithActivity,
+  AutoMaintenanceResult,
+  JsonValue,
+  MessageContent,
+} from './types.js';
+export { SessionRepo } from './repos/sessions.js';
+export { MessageRepo } from './repos/messages.js';
+export { TitleRepo, MAX_TITLE_LENGTH } from './repos/titles.js';
+export { LineageRepo } from './repos/lineage.js';
+export { HandoffRepo } from './repos/handoffs.js';
+export { TelegramTopicRepo } from './repos/telegram-topics.js';
+export { MetaRepo } from './repos/meta.js';
+export { ExportRepo, MaintenanceRepo } from './repos/maintenance.js';
 export type { Backend, DriverName } from './db/backend.js';
 export { SqliteBackend, type SqliteDb, type SqliteSchema } from './db/sqlite/backend.js';
 export { PgBackend } from './db/pg/backend.js';
@@ -17,6 +60,10 @@ export {
   MigrationError,
   StoreBusyError,
   StoreClosedError,
+  SessionNotFoundError,
+  TitleConflictError,
+  TitleTooLongError,
+  TopicAlreadyLinkedError,
   type SessionDbErrorCode,
   type MigrationErrorReason,
 } from './errors.js';

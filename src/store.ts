@@ -1,79 +1,113 @@
 /**
- * `openStore(url, options)` and the `SessionStore` facade. The facade grows the SessionDB contract
- * (sessions, messages, titles, …) on top of the backend chosen by the URL.
+ * `SessionStore`: the RFC's SessionDBProvider contract as async camelCase methods (Python keyword
+ * arguments become an options object), over repositories that are reachable directly as well
+ * (`store.sessions`, `store.messages`, …). Every public input is validated here, before any database work.
  */
-import { z } from 'zod';
 import type { Backend } from './db/backend.js';
+import { constraintViolation } from './db/constraint.js';
+import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
-import { type Dialect, type MigrationReport, type MigrationStatus, defaultMigrationsFolder } from './db/migrations.js';
-import { PgBackend } from './db/pg/backend.js';
-import { openPglite, openPostgres } from './db/pg/open.js';
-import { SqliteBackend } from './db/sqlite/backend.js';
-import { openSqlite } from './db/sqlite/open.js';
-import { parseStoreUrl, redactUrl } from './db/url.js';
-import { StoreClosedError, ValidationError } from './errors.js';
+import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
+import type { PgBackend } from './db/pg/backend.js';
+import type { SqliteBackend } from './db/sqlite/backend.js';
+import { SessionDbError, SessionNotFoundError, StoreClosedError, TitleConflictError, TopicAlreadyLinkedError } from './errors.js';
+import type { RepoContext } from './repos/context.js';
+import { HandoffRepo } from './repos/handoffs.js';
+import { LineageRepo } from './repos/lineage.js';
+import { ExportRepo, MaintenanceRepo } from './repos/maintenance.js';
+import { MessageRepo } from './repos/messages.js';
+import { MetaRepo } from './repos/meta.js';
+import { SessionRepo } from './repos/sessions.js';
+import { TelegramTopicRepo } from './repos/telegram-topics.js';
+import { TitleRepo, sanitizeTitle } from './repos/titles.js';
+import type {
+  AnchoredView,
+  AutoMaintenanceResult,
+  ConversationMessage,
+  HandoffState,
+  MessageContent,
+  MessageRow,
+  MessagesAround,
+  RichSessionRow,
+  SessionExport,
+  SessionExportWithActivity,
+  SessionRow,
+  TelegramTopicBinding,
+} from './types.js';
+import * as v from './validation.js';
 
-export const openStoreOptionsSchema = z
-  .object({
-    /** Apply pending migrations on open (default true). With false the database is used as it is. */
-    migrate: z.boolean().default(true),
-    /** postgres:// only: connections in the pool (default 10). */
-    poolSize: z.number().int().min(1).max(1000).default(10),
-    /** postgres:// only: seconds to wait for a connection (default 10). */
-    connectTimeoutSeconds: z.number().positive().max(3600).default(10),
-    /** SQLite only: how long one statement waits for a lock inside SQLite (default 1000 ms). */
-    busyTimeoutMs: z.number().int().min(0).max(600_000).default(1000),
-    /** SQLite only: how long a write keeps retrying a locked database before StoreBusyError (default 30 s). */
-    writeDeadlineMs: z.number().int().min(0).max(3_600_000).default(30_000),
-    /** SQLite only: `synchronous` pragma (default FULL; NORMAL trades the last commits on power loss for speed). */
-    synchronous: z.enum(['FULL', 'NORMAL', 'EXTRA']).default('FULL'),
-    /** SQLite only: force a journal mode instead of WAL-with-DELETE-fallback. */
-    journalMode: z.enum(['WAL', 'DELETE']).optional(),
-    /** SQLite only: open read-only (implies migrate: false). */
-    readonly: z.boolean().default(false),
-    /** Advanced: a different migrations folder (tests, forks). Defaults to the one shipped with the package. */
-    migrationsFolder: z.string().min(1).optional(),
-  })
-  .strict();
+type Input<K extends keyof typeof v> = (typeof v)[K] extends import('zod').ZodType ? import('zod').input<(typeof v)[K]> : never;
 
-export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
+export type CreateSessionOptions = Input<'createSessionOptions'>;
+export type UpdateTokenCountsOptions = Input<'updateTokenCountsOptions'>;
+export type PruneSessionsOptions = Input<'pruneOptions'>;
+export type AutoMaintenanceOptions = Input<'autoMaintenanceOptions'>;
+export type AppendMessageOptions = Input<'appendMessageOptions'>;
+export type ReplacementMessageInput = Record<string, unknown>;
+export type ConversationOptions = Input<'conversationOptions'>;
+export type MessagesAroundOptions = Input<'aroundOptions'>;
+export type AnchoredViewOptions = Input<'anchoredViewOptions'>;
+export type ListSessionsRichOptions = Input<'listSessionsRichOptions'>;
+export type EnableTelegramTopicModeOptions = Input<'enableTopicModeOptions'>;
+export type DisableTelegramTopicModeOptions = Input<'disableTopicModeOptions'>;
+export type TelegramTopicModeQuery = Input<'topicModeQuery'>;
+export type TelegramTopicBindingQuery = Input<'topicBindingQuery'>;
+export type BindTelegramTopicOptions = Input<'bindTopicOptions'>;
+export type UnlinkedTelegramSessionsQuery = Input<'unlinkedQuery'>;
+
+export { sanitizeTitle };
 
 export class SessionStore {
   /** The store URL with any password redacted. */
   readonly url: string;
+  readonly sessions: SessionRepo;
+  readonly messages: MessageRepo;
+  readonly titles: TitleRepo;
+  readonly lineage: LineageRepo;
+  readonly handoffs: HandoffRepo;
+  readonly telegramTopics: TelegramTopicRepo;
+  readonly meta: MetaRepo;
+  readonly exports: ExportRepo;
+  readonly maintenance: MaintenanceRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
   private closed = false;
 
-  constructor(backend: SqliteBackend | PgBackend) {
+  constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number) {
     this.backendImpl = backend;
     this.url = backend.url;
+    const ctx: RepoContext = { d: dialect, now: clock };
+    this.lineage = new LineageRepo(ctx);
+    this.sessions = new SessionRepo(ctx, this.lineage);
+    this.messages = new MessageRepo(ctx, this.lineage);
+    this.titles = new TitleRepo(ctx);
+    this.handoffs = new HandoffRepo(ctx);
+    this.telegramTopics = new TelegramTopicRepo(ctx);
+    this.meta = new MetaRepo(ctx);
+    this.exports = new ExportRepo(ctx, this.messages);
+    this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
   }
 
   /** The dialect behind this store: 'sqlite' or 'pg'. */
-  get dialect(): Dialect {
+  get dialect(): DialectName {
     return this.backendImpl.dialect;
   }
 
-  /**
-   * The backend, for callers who need the Drizzle instance or the raw connection (`backend.db`,
-   * and `backend.client` on SQLite). Narrow on `backend.dialect`.
-   */
+  /** The backend: its Drizzle instance (`backend.db`) and, on SQLite, the raw connection (`backend.client`). */
   get backend(): SqliteBackend | PgBackend {
     this.assertOpen();
     return this.backendImpl;
   }
 
-  /** Apply pending migrations (safe to call from several processes at once). */
+  // ── Lifecycle and schema ──
+
   async migrate(): Promise<MigrationReport> {
     return this.backend.migrate();
   }
 
-  /** Which shipped migrations the database has, which are pending, and any it has that we do not ship. */
   async migrationStatus(): Promise<MigrationStatus> {
     return this.backend.migrationStatus();
   }
 
-  /** Tables, columns, indexes, triggers and extensions of the live database. */
   async introspect(): Promise<SchemaInfo> {
     return this.backend.introspect();
   }
@@ -85,68 +119,349 @@ export class SessionStore {
     await this.backendImpl.close();
   }
 
+  // ── Sessions ──
+
+  /** Create a session unless the id exists (first write wins). Returns the id. */
+  async createSession(sessionId: string, source: string, options: CreateSessionOptions = {}): Promise<string> {
+    this.assertOpen();
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    const src = v.validate(v.id, source, 'source');
+    const o = v.validate(v.createSessionOptions, options, 'options');
+    return this.guard(() => this.sessions.create(id, src, o), { parent: o.parentSessionId });
+  }
+
+  /** Like createSession with source 'unknown' by default: recover a session whose creation failed. */
+  async ensureSession(sessionId: string, source: string = 'unknown', options: CreateSessionOptions = {}): Promise<string> {
+    return this.createSession(sessionId, source, options);
+  }
+
+  async getSession(sessionId: string): Promise<SessionRow | null> {
+    this.assertOpen();
+    return this.sessions.get(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** An exact id, or the single session whose id starts with the prefix; otherwise null. */
+  async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    this.assertOpen();
+    return this.sessions.resolveId(v.validate(v.lookupId, idOrPrefix, 'idOrPrefix'));
+  }
+
+  /** End a live session (a second end changes nothing). */
+  async endSession(sessionId: string, endReason: string): Promise<void> {
+    this.assertOpen();
+    await this.sessions.end(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, endReason, 'endReason'));
+  }
+
+  async reopenSession(sessionId: string): Promise<void> {
+    this.assertOpen();
+    await this.sessions.reopen(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
+    this.assertOpen();
+    await this.sessions.updateSystemPrompt(
+      v.validate(v.lookupId, sessionId, 'sessionId'),
+      v.validate(v.optionalText, systemPrompt, 'systemPrompt') ?? null,
+    );
+  }
+
+  /** Add per-call deltas, or with `absolute: true` set gateway totals (Hermes' COALESCE rules). */
+  async updateTokenCounts(sessionId: string, options: UpdateTokenCountsOptions = {}): Promise<void> {
+    this.assertOpen();
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    await this.sessions.updateTokenCounts(id, v.validate(v.updateTokenCountsOptions, options, 'options'));
+  }
+
+  /** Delete a session and its messages; its children become roots. False when it did not exist. */
+  async deleteSession(sessionId: string): Promise<boolean> {
+    this.assertOpen();
+    return this.sessions.delete(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** Delete a session's messages and zero its message and tool-call counters. */
+  async clearMessages(sessionId: string): Promise<void> {
+    this.assertOpen();
+    await this.sessions.clearMessages(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** Delete ended sessions older than `olderThanDays` (default 90); returns how many. */
+  async pruneSessions(options: PruneSessionsOptions = {}): Promise<number> {
+    this.assertOpen();
+    const o = v.validate(v.pruneOptions, options, 'options');
+    return this.sessions.prune(o.olderThanDays, o.source);
+  }
+
+  async vacuum(): Promise<void> {
+    this.assertOpen();
+    await this.maintenance.vacuum();
+  }
+
+  /** Prune and vacuum at most once per interval; failures are reported in `error`, not thrown. */
+  async maybeAutoPruneAndVacuum(options: AutoMaintenanceOptions = {}): Promise<AutoMaintenanceResult> {
+    this.assertOpen();
+    return this.maintenance.maybeAutoPruneAndVacuum(v.validate(v.autoMaintenanceOptions, options, 'options'));
+  }
+
+  async sessionCount(options: { source?: string | null } = {}): Promise<number> {
+    this.assertOpen();
+    return this.sessions.count(v.validate(v.sourceFilterOptions, options, 'options').source);
+  }
+
+  async messageCount(options: { sessionId?: string | null } = {}): Promise<number> {
+    this.assertOpen();
+    return this.messages.count(v.validate(v.sessionFilterOptions, options, 'options').sessionId);
+  }
+
+  /** Sessions for a picker: roots and branches, newest first, with preview and last activity. */
+  async listSessionsRich(options: ListSessionsRichOptions = {}): Promise<RichSessionRow[]> {
+    this.assertOpen();
+    return this.sessions.listRich(v.validate(v.listSessionsRichOptions, options, 'options'));
+  }
+
+  // ── Titles ──
+
+  /** Set or (with '' or null) clear a title. True when the session exists. */
+  async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
+    this.assertOpen();
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    const t = v.validate(v.optionalText, title, 'title');
+    return this.guard(() => this.titles.set(id, t), { title: t ?? null, sessionId: id });
+  }
+
+  async getSessionTitle(sessionId: string): Promise<string | null> {
+    this.assertOpen();
+    return this.titles.get(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async getSessionByTitle(title: string): Promise<SessionRow | null> {
+    this.assertOpen();
+    return this.titles.getSessionByTitle(v.validate(v.text, title, 'title'));
+  }
+
+  /** The newest "<title> #N" session, else the exact title's session, else null. */
+  async resolveSessionByTitle(title: string): Promise<string | null> {
+    this.assertOpen();
+    return this.titles.resolve(v.validate(v.text, title, 'title'));
+  }
+
+  /** The next free title in a lineage: "x", then "x #2", "x #3", … */
+  async getNextTitleInLineage(baseTitle: string): Promise<string> {
+    this.assertOpen();
+    return this.titles.nextInLineage(v.validate(v.text, baseTitle, 'baseTitle'));
+  }
+
+  // ── Messages ──
+
+  /** Append a message and bump the session's counters. Returns the message id. */
+  async appendMessage(
+    sessionId: string,
+    role: string,
+    content?: MessageContent | null,
+    options: AppendMessageOptions = {},
+  ): Promise<number> {
+    this.assertOpen();
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    const r = v.validate(v.id, role, 'role');
+    const c = v.validate(v.content, content, 'content');
+    const o = v.validate(v.appendMessageOptions, options, 'options');
+    return this.guard(() => this.messages.append(id, r, c, o), { session: id });
+  }
+
+  /** Replace the whole transcript atomically: on any failure the previous one survives. */
+  async replaceMessages(sessionId: string, messages: ReplacementMessageInput[]): Promise<void> {
+    this.assertOpen();
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    const list = v.validate(v.replacementMessages, messages, 'messages');
+    await this.guard(() => this.messages.replace(id, list), { session: id });
+  }
+
+  async getMessages(sessionId: string): Promise<MessageRow[]> {
+    this.assertOpen();
+    return this.messages.list(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** OpenAI-format messages to replay; `includeAncestors` prepends the parent chain. */
+  async getMessagesAsConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
+    this.assertOpen();
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    return this.messages.conversation(id, v.validate(v.conversationOptions, options, 'options').includeAncestors);
+  }
+
+  /** The anchor message and up to `window` (default 5) messages on each side. */
+  async getMessagesAround(sessionId: string, anchorId: number, options: MessagesAroundOptions = {}): Promise<MessagesAround> {
+    this.assertOpen();
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    const anchor = v.validate(v.messageId, anchorId, 'anchorId');
+    return this.messages.around(id, anchor, v.validate(v.aroundOptions, options, 'options').window);
+  }
+
+  /** The window around an anchor filtered to `keepRoles`, with bookends from the session's start and end. */
+  async getAnchoredView(sessionId: string, anchorId: number, options: AnchoredViewOptions = {}): Promise<AnchoredView> {
+    this.assertOpen();
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    const anchor = v.validate(v.messageId, anchorId, 'anchorId');
+    const o = v.validate(v.anchoredViewOptions, options, 'options');
+    return this.messages.anchoredView(id, anchor, o.window, o.bookend, o.keepRoles);
+  }
+
+  // ── Lineage ──
+
+  /** The last compression continuation of a session's chain (the session itself when uncompressed). */
+  async getCompressionTip(sessionId: string): Promise<string> {
+    this.assertOpen();
+    return this.lineage.getCompressionTip(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** Where to resume: the session if it has messages, else the first descendant that has. */
+  async resolveResumeSessionId<T extends string | null | undefined>(sessionId: T): Promise<T | string> {
+    this.assertOpen();
+    if (sessionId === null || sessionId === undefined) return sessionId;
+    return this.lineage.resolveResumeSessionId(v.validate(v.lookupId, sessionId, 'sessionId') as T);
+  }
+
+  /** Session ids from the root of the parent chain down to `sessionId` (inclusive). */
+  async getLineage(sessionId: string): Promise<string[]> {
+    this.assertOpen();
+    return this.lineage.getLineage(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  /** Every session below `sessionId` (children of any kind, recursively), oldest first. */
+  async getDescendants(sessionId: string): Promise<string[]> {
+    this.assertOpen();
+    return this.lineage.getDescendants(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  // ── Meta ──
+
+  async getMeta(key: string): Promise<string | null> {
+    this.assertOpen();
+    return this.meta.get(v.validate(v.metaKey, key, 'key'));
+  }
+
+  async setMeta(key: string, value: string | null): Promise<void> {
+    this.assertOpen();
+    await this.meta.set(v.validate(v.metaKey, key, 'key'), v.validate(v.optionalText, value, 'value') ?? null);
+  }
+
+  // ── Handoffs ──
+
+  async requestHandoff(sessionId: string, platform: string): Promise<boolean> {
+    this.assertOpen();
+    return this.handoffs.request(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.id, platform, 'platform'));
+  }
+
+  async getHandoffState(sessionId: string): Promise<HandoffState | null> {
+    this.assertOpen();
+    return this.handoffs.state(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async listPendingHandoffs(): Promise<SessionRow[]> {
+    this.assertOpen();
+    return this.handoffs.listPending();
+  }
+
+  /** pending -> running; exactly one of concurrent callers gets true. */
+  async claimHandoff(sessionId: string): Promise<boolean> {
+    this.assertOpen();
+    return this.handoffs.claim(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async completeHandoff(sessionId: string): Promise<void> {
+    this.assertOpen();
+    await this.handoffs.complete(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async failHandoff(sessionId: string, error: string): Promise<void> {
+    this.assertOpen();
+    await this.handoffs.fail(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, error, 'error'));
+  }
+
+  // ── Export ──
+
+  async exportSession(sessionId: string): Promise<SessionExport | null> {
+    this.assertOpen();
+    return this.exports.exportSession(v.validate(v.lookupId, sessionId, 'sessionId'));
+  }
+
+  async exportAll(options: { source?: string | null } = {}): Promise<SessionExportWithActivity[]> {
+    this.assertOpen();
+    return this.exports.exportAll(v.validate(v.sourceFilterOptions, options, 'options').source);
+  }
+
+  // ── Telegram topic mode ──
+
+  async enableTelegramTopicMode(options: EnableTelegramTopicModeOptions): Promise<void> {
+    this.assertOpen();
+    await this.telegramTopics.enable(v.validate(v.enableTopicModeOptions, options, 'options'));
+  }
+
+  async disableTelegramTopicMode(options: DisableTelegramTopicModeOptions): Promise<void> {
+    this.assertOpen();
+    const o = v.validate(v.disableTopicModeOptions, options, 'options');
+    await this.telegramTopics.disable(o.chatId, o.clearBindings);
+  }
+
+  async isTelegramTopicModeEnabled(options: TelegramTopicModeQuery): Promise<boolean> {
+    this.assertOpen();
+    const o = v.validate(v.topicModeQuery, options, 'options');
+    return this.telegramTopics.isEnabled(o.chatId, o.userId);
+  }
+
+  async getTelegramTopicBinding(options: TelegramTopicBindingQuery): Promise<TelegramTopicBinding | null> {
+    this.assertOpen();
+    const o = v.validate(v.topicBindingQuery, options, 'options');
+    return this.telegramTopics.getBinding(o.chatId, o.threadId);
+  }
+
+  async bindTelegramTopic(options: BindTelegramTopicOptions): Promise<void> {
+    this.assertOpen();
+    const o = v.validate(v.bindTopicOptions, options, 'options');
+    await this.guard(() => this.telegramTopics.bind(o), { session: o.sessionId, topicSession: o.sessionId });
+  }
+
+  async isTelegramSessionLinkedToTopic(options: { sessionId: string }): Promise<boolean> {
+    this.assertOpen();
+    return this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId);
+  }
+
+  async listUnlinkedTelegramSessionsForUser(options: UnlinkedTelegramSessionsQuery): Promise<RichSessionRow[]> {
+    this.assertOpen();
+    const o = v.validate(v.unlinkedQuery, options, 'options');
+    return this.telegramTopics.listUnlinked(o.userId, o.limit);
+  }
+
+  // ── Internals ──
+
   private assertOpen(): void {
     if (this.closed) throw new StoreClosedError();
   }
+
+  /**
+   * Turn a constraint violation that slipped past the repositories' own checks (a concurrent writer got
+   * in between) into the typed error the caller would otherwise have seen.
+   */
+  private async guard<T>(
+    call: () => Promise<T>,
+    context: { parent?: string | null; session?: string; title?: string | null; sessionId?: string; topicSession?: string },
+  ): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof SessionDbError) throw error;
+      const kind = constraintViolation(error);
+      if (kind === 'foreign-key') {
+        if (context.parent) throw new SessionNotFoundError(context.parent, 'parent session');
+        if (context.session) throw new SessionNotFoundError(context.session);
+      }
+      if (kind === 'unique') {
+        if (context.topicSession) throw new TopicAlreadyLinkedError(context.topicSession);
+        const cleaned = context.title ? sanitizeTitle(context.title) : null;
+        if (cleaned) {
+          const holder = await this.titles.getSessionByTitle(cleaned);
+          if (holder && holder.id !== context.sessionId) throw new TitleConflictError(cleaned, holder.id);
+        }
+      }
+      throw error;
+    }
+  }
 }
-
-/** Open (and by default migrate) a store. See the README for the URL forms. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SessionStore> {
-  const parsedOptions = openStoreOptionsSchema.safeParse(options);
-  if (!parsedOptions.success) {
-    const issue = parsedOptions.error.issues[0];
-    throw new ValidationError(`options.${issue?.path.join('.') || ''}`.replace(/\.$/, ''), issue?.message ?? 'invalid', {
-      cause: parsedOptions.error,
-    });
-  }
-  const opts = parsedOptions.data;
-  const location = parseStoreUrl(url);
-
-  let backend: SqliteBackend | PgBackend;
-  if (location.backend === 'sqlite') {
-    const readonly = opts.readonly && !location.memory;
-    const client = openSqlite(location.path, location.memory, {
-      busyTimeoutMs: opts.busyTimeoutMs,
-      synchronous: opts.synchronous,
-      journalMode: opts.journalMode,
-      readonly,
-    });
-    backend = new SqliteBackend({
-      url: location.memory ? 'sqlite::memory:' : `sqlite:${location.path}`,
-      client,
-      journalMode: opts.journalMode,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-      writeDeadlineMs: opts.writeDeadlineMs,
-    });
-  } else if (location.backend === 'postgres') {
-    backend = new PgBackend({
-      url: redactUrl(location.url),
-      driver: 'postgres',
-      opened: await openPostgres(location.url, {
-        poolSize: opts.poolSize,
-        connectTimeoutSeconds: opts.connectTimeoutSeconds,
-      }),
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-    });
-  } else {
-    backend = new PgBackend({
-      url: location.dataDir === null ? 'pglite:memory' : `pglite:${location.dataDir}`,
-      driver: 'pglite',
-      opened: await openPglite(location.dataDir),
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-    });
-  }
-
-  const store = new SessionStore(backend);
-  try {
-    if (opts.migrate && !opts.readonly) await store.migrate();
-    // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
-    await backend.activate();
-  } catch (error) {
-    await store.close().catch(() => {});
-    throw error;
-  }
-  return store;
-}
-
-export type { Backend };

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SessionDbError } from '../errors.js';
-import { openStore } from '../store.js';
+import { openStore } from '../open.js';
 
 const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
 

@@ -1,0 +1,51 @@
+/**
+ * Message content: a string, or structured content (a list of parts, or an object) as multimodal models
+ * send it. SQLite stores structured content as `"\x00json:" + json.dumps(value)` in the TEXT column, as
+ * Hermes does since v2026.5.7; Postgres keeps it in `content_json` (jsonb), because Postgres text cannot
+ * hold a NUL byte.
+ */
+import type { JsonValue } from './json.js';
+import { pythonJsonDumps } from './python-json.js';
+
+export type MessageContent = string | JsonValue[] | { [key: string]: JsonValue };
+
+export const STRUCTURED_PREFIX = '\u0000json:';
+
+export function isStructured(content: unknown): content is JsonValue[] | { [key: string]: JsonValue } {
+  return typeof content === 'object' && content !== null;
+}
+
+/** SQLite TEXT form of a content value. */
+export function encodeSqliteContent(content: MessageContent | null | undefined): string | null {
+  if (content === null || content === undefined) return null;
+  return isStructured(content) ? STRUCTURED_PREFIX + pythonJsonDumps(content) : content;
+}
+
+/** Read SQLite TEXT content: the `"\x00json:"` form becomes the value; text that fails to parse stays text. */
+export function decodeSqliteContent(stored: string | null): MessageContent | null {
+  if (stored === null || !stored.startsWith(STRUCTURED_PREFIX)) return stored;
+  try {
+    return JSON.parse(stored.slice(STRUCTURED_PREFIX.length)) as MessageContent;
+  } catch {
+    return stored;
+  }
+}
+
+/**
+ * A short plain-text rendering of content (search context, previews of structured messages): the `text`
+ * of `type: "text"` parts joined by spaces, or "[multimodal content]" when there is none (Hermes §3.6).
+ */
+export function contentPreviewText(content: MessageContent | null): string {
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const text = content
+      .filter((p): p is { [key: string]: JsonValue } => typeof p === 'object' && p !== null && !Array.isArray(p))
+      .filter((p) => p.type === 'text' && typeof p.text === 'string')
+      .map((p) => p.text as string)
+      .join(' ')
+      .trim();
+    return text || '[multimodal content]';
+  }
+  return '';
+}

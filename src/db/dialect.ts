@@ -1,0 +1,60 @@
+/**
+ * The dialect slots repositories use: how values become SQL parameters, the few expressions that differ
+ * between SQLite and Postgres, how raw rows decode, and how operations run (read vs write transaction).
+ * Implemented in sqlite/dialect.ts and pg/dialect.ts; repositories never branch on the dialect by name.
+ */
+import type { SQL } from 'drizzle-orm';
+import type { MessageContent } from '../codecs/content.js';
+import type { JsonValue } from '../codecs/json.js';
+import type { Op } from './ops.js';
+
+export interface ValueDecoders {
+  /** Epoch seconds from a time column or expression (REAL on SQLite, timestamptz text on Postgres). */
+  time(value: unknown): number;
+  timeOrNull(value: unknown): number | null;
+  /** Parsed JSON from a JSON column (TEXT on SQLite, jsonb on Postgres). */
+  json(value: unknown): JsonValue | null;
+  /** A number from an integer column (int8 arrives as a string from postgres.js). */
+  int(value: unknown): number;
+  intOrNull(value: unknown): number | null;
+  bool(value: unknown): boolean | null;
+  /** The message content of a raw `messages` row (its content columns). */
+  content(row: Record<string, unknown>): MessageContent | null;
+}
+
+export interface Dialect {
+  readonly name: 'sqlite' | 'pg';
+
+  /** Typed parameters (Postgres cannot infer a type for a bare NULL in CASE/COALESCE). */
+  text(value: string | null | undefined): SQL;
+  int(value: number | null | undefined): SQL;
+  real(value: number | null | undefined): SQL;
+  bool(value: boolean | null | undefined): SQL;
+  time(value: number | null | undefined): SQL;
+  /** A JSON column value; null/undefined store NULL. */
+  json(value: JsonValue | null | undefined): SQL;
+  /** The content column names and values for an INSERT into messages. */
+  contentInsert(content: MessageContent | null | undefined): { columns: SQL; values: SQL };
+
+  /** The messages columns every message read selects (never the tsvector). */
+  messageColumns(alias: string): SQL;
+  /** Hermes' LIKE: ASCII-only case-insensitive, `\` as the escape character. */
+  likeAsciiCi(expr: SQL, pattern: string): SQL;
+  /** Byte-order comparison for text tie-breaks (SQLite's BINARY collation). */
+  binary(expr: SQL): SQL;
+  /** Non-NULL content (of a message row alias) rendered as preview text: plain text, or the text parts of structured content. */
+  previewText(alias: string): SQL;
+  /** A condition: the message row alias has content (plain or structured). */
+  hasContent(alias: string): SQL;
+  /** Number of characters of content (0 for NULL); structured content counts as non-empty. */
+  contentLength(alias: string): SQL;
+
+  readonly decode: ValueDecoders;
+
+  /** Run a read-only operation (a consistent snapshot where the backend offers one cheaply). */
+  read<T>(op: () => Op<T>): Promise<T>;
+  /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
+  write<T>(op: () => Op<T>): Promise<T>;
+  /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
+  vacuum(): Promise<void>;
+}

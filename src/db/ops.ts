@@ -1,0 +1,29 @@
+/**
+ * How repositories talk to the database without knowing which one it is.
+ *
+ * A repository operation is a generator that yields queries and receives their rows. The SQLite runner
+ * drives it synchronously inside one better-sqlite3 transaction (which cannot survive an `await`); the
+ * Postgres runner drives it with `await` inside one async transaction. So each operation is written once,
+ * is truly synchronous on SQLite, and does no work between queries that could have happened before the
+ * transaction began (encoding and validation happen before the operation is built).
+ */
+import type { SQL } from 'drizzle-orm';
+
+export type Query = { readonly mode: 'rows' | 'exec'; readonly sql: SQL };
+export type Op<T> = Generator<Query, T, unknown>;
+export type Row = Record<string, unknown>;
+
+/** Run a query and receive its rows (use RETURNING to learn what a write touched). */
+export function* rows<R = Row>(query: SQL): Op<R[]> {
+  return (yield { mode: 'rows', sql: query }) as R[];
+}
+
+/** The first row, or undefined. */
+export function* first<R = Row>(query: SQL): Op<R | undefined> {
+  return (yield* rows<R>(query))[0];
+}
+
+/** Run a statement whose result is not needed. */
+export function* exec(query: SQL): Op<void> {
+  yield { mode: 'exec', sql: query };
+}

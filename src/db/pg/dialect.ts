@@ -1,0 +1,110 @@
+/**
+ * Postgres slots. Parameters carry explicit types where Postgres cannot infer one; times go in as
+ * timestamptz text exact to the microsecond; structured content lives in content_json.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { isStructured } from '../../codecs/content.js';
+import type { JsonValue } from '../../codecs/json.js';
+import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
+import type { Dialect, ValueDecoders } from '../dialect.js';
+import type { Op } from '../ops.js';
+import { type PgDb, rowsOf } from './open.js';
+
+type Executor = Pick<PgDb, 'execute'>;
+
+function toEpoch(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return timestamptzToEpochSeconds(v);
+  if (v instanceof Date) return v.getTime() / 1000;
+  throw new TypeError(`not a time value: ${String(v)}`);
+}
+
+const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+
+const decoders: ValueDecoders = {
+  time: toEpoch,
+  timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
+  // The drivers parse jsonb; a jsonb string scalar arrives as a JS string and must stay one.
+  json: (v) => (v === undefined ? null : (v as JsonValue | null)),
+  int: (v) => (v === null || v === undefined ? 0 : toNumber(v)),
+  intOrNull: (v) => (v === null || v === undefined ? null : toNumber(v)),
+  bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
+  content: (row) => (row.content ?? row.content_json ?? null) as ReturnType<ValueDecoders['content']>,
+};
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+
+export class PgDialect implements Dialect {
+  readonly name = 'pg' as const;
+  readonly decode = decoders;
+
+  constructor(private readonly db: PgDb) {}
+
+  text = (v: string | null | undefined) => sql`${v ?? null}::text`;
+  int = (v: number | null | undefined) => sql`${v ?? null}::int8`;
+  real = (v: number | null | undefined) => sql`${v ?? null}::float8`;
+  bool = (v: boolean | null | undefined) => sql`${v ?? null}::boolean`;
+  time = (v: number | null | undefined) =>
+    sql`${v === null || v === undefined ? null : epochSecondsToTimestamptz(v)}::timestamptz`;
+  json = (v: unknown) => sql`${v === null || v === undefined ? null : JSON.stringify(v)}::jsonb`;
+  contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => {
+    const structured = isStructured(content);
+    return {
+      columns: sql`content, content_json`,
+      values: sql`${structured ? null : (content ?? null)}::text, ${structured ? JSON.stringify(content) : null}::jsonb`,
+    };
+  };
+
+  messageColumns = (a: string) =>
+    sql.raw(
+      ['id', 'session_id', 'role', 'content', 'content_json', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp',
+        'token_count', 'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items',
+        'codex_message_items']
+        .map((c) => `${a}.${c}`)
+        .join(', '),
+    );
+  // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
+  likeAsciiCi = (expr: SQL, pattern: string) =>
+    sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;
+  binary = (expr: SQL) => sql`${expr} COLLATE "C"`;
+  previewText = (a: string) => {
+    const j = sql.raw(`${a}.content_json`);
+    return sql`CASE WHEN ${j} IS NULL THEN ${sql.raw(a)}.content
+      WHEN jsonb_typeof(${j}) = 'array' THEN COALESCE(NULLIF(btrim((
+        SELECT string_agg(p.value ->> 'text', ' ') FROM jsonb_array_elements(${j}) p
+        WHERE jsonb_typeof(p.value) = 'object' AND p.value ->> 'type' = 'text'
+          AND jsonb_typeof(p.value -> 'text') = 'string')), ''), '[multimodal content]')
+      ELSE '' END`;
+  };
+  hasContent = (a: string) => sql.raw(`(${a}.content IS NOT NULL OR ${a}.content_json IS NOT NULL)`);
+  contentLength = (a: string) =>
+    sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
+
+  static async runAsync<T>(executor: Executor, op: Op<T>): Promise<T> {
+    let step = op.next();
+    while (!step.done) {
+      let result: unknown;
+      try {
+        result = rowsOf(await executor.execute(step.value.sql));
+      } catch (error) {
+        step = op.throw(error);
+        continue;
+      }
+      step = op.next(result);
+    }
+    return step.value;
+  }
+
+  read<T>(op: () => Op<T>): Promise<T> {
+    return PgDialect.runAsync(this.db, op());
+  }
+
+  write<T>(op: () => Op<T>): Promise<T> {
+    return this.db.transaction((tx) => PgDialect.runAsync(tx, op()));
+  }
+
+  async vacuum(): Promise<void> {
+    await this.db.execute(sql`VACUUM ANALYZE`);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * SQLite slots. Queries compile through Drizzle's SQLite dialect and run as cached better-sqlite3
+ * prepared statements; operations run synchronously inside one transaction.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { type SQL, sql } from 'drizzle-orm';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { parseStoredJson } from '../../codecs/json.js';
+import { pythonJsonDumps } from '../../codecs/python-json.js';
+import type { Dialect, ValueDecoders } from '../dialect.js';
+import type { Op, Query } from '../ops.js';
+import { immediateTransaction, retryWhileBusy } from './busy.js';
+
+const compiler = new SQLiteSyncDialect();
+const STATEMENT_CACHE_SIZE = 200;
+// The structured-content marker as bytes: SQLite's text functions stop at the NUL, so it is matched as a BLOB.
+const PREFIX_HEX = Buffer.from(STRUCTURED_PREFIX, 'utf8').toString('hex').toUpperCase();
+const PREFIX_BYTES = STRUCTURED_PREFIX.length;
+
+const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));
+
+const decoders: ValueDecoders = {
+  time: (v) => num(v),
+  timeOrNull: (v) => (v === null || v === undefined ? null : num(v)),
+  json: (v) => (typeof v === 'string' ? parseStoredJson(v) : v === null || v === undefined ? null : (v as never)),
+  int: (v) => (v === null || v === undefined ? 0 : num(v)),
+  intOrNull: (v) => (v === null || v === undefined ? null : num(v)),
+  bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
+  content: (row) => decodeSqliteContent((row.content as string | null) ?? null),
+};
+
+export class SqliteDialect implements Dialect {
+  readonly name = 'sqlite' as const;
+  readonly decode = decoders;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(
+    private readonly client: Database,
+    private readonly writeDeadlineMs: number,
+  ) {}
+
+  text = (v: string | null | undefined) => sql`${v ?? null}`;
+  int = (v: number | null | undefined) => sql`${v ?? null}`;
+  real = (v: number | null | undefined) => sql`${v ?? null}`;
+  bool = (v: boolean | null | undefined) => sql`${v === null || v === undefined ? null : v ? 1 : 0}`;
+  time = (v: number | null | undefined) => sql`${v ?? null}`;
+  json = (v: unknown) => sql`${v === null || v === undefined ? null : pythonJsonDumps(v)}`;
+  contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
+    columns: sql`content`,
+    values: sql`${encodeSqliteContent(content)}`,
+  });
+
+  messageColumns = (a: string) =>
+    sql.raw(
+      ['id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'token_count',
+        'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']
+        .map((c) => `${a}.${c}`)
+        .join(', '),
+    );
+  likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
+  binary = (expr: SQL) => expr;
+  private structured = (a: string) => sql.raw(`substr(CAST(${a}.content AS BLOB), 1, ${PREFIX_BYTES}) = X'${PREFIX_HEX}'`);
+  /** Structured content: the text of its `type: "text"` parts, as contentPreviewText computes it in JS. */
+  previewText = (a: string) => {
+    const body = sql.raw(`CAST(substr(CAST(${a}.content AS BLOB), ${PREFIX_BYTES + 1}) AS TEXT)`);
+    return sql`CASE WHEN ${this.structured(a)} THEN
+        CASE WHEN json_valid(${body}) AND json_type(${body}) = 'array' THEN
+          COALESCE(NULLIF(trim((
+            SELECT group_concat(json_extract(p.value, '$.text'), ' ') FROM json_each(${body}) p
+            WHERE p.type = 'object' AND json_extract(p.value, '$.type') = 'text'
+              AND json_type(p.value, '$.text') = 'text')), ''), '[multimodal content]')
+        ELSE '' END
+      ELSE ${sql.raw(a)}.content END`;
+  };
+  hasContent = (a: string) => sql.raw(`${a}.content IS NOT NULL`);
+  contentLength = (a: string) =>
+    sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${this.structured(a)} THEN 1 ELSE length(${sql.raw(a)}.content) END`;
+
+  private statement(text: string): Statement {
+    let stmt = this.statements.get(text);
+    if (stmt) {
+      // Refresh recency for the LRU.
+      this.statements.delete(text);
+      this.statements.set(text, stmt);
+      return stmt;
+    }
+    stmt = this.client.prepare(text);
+    this.statements.set(text, stmt);
+    if (this.statements.size > STATEMENT_CACHE_SIZE) {
+      this.statements.delete(this.statements.keys().next().value as string);
+    }
+    return stmt;
+  }
+
+  private runQuery(query: Query): unknown {
+    const { sql: text, params } = compiler.sqlToQuery(query.sql);
+    const stmt = this.statement(text);
+    if (query.mode === 'rows') return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
+    stmt.run(...params);
+    return undefined;
+  }
+
+  /** Drive an operation to completion, synchronously. Errors are thrown into the operation. */
+  runSync<T>(op: Op<T>): T {
+    let step = op.next();
+    while (!step.done) {
+      let result: unknown;
+      try {
+        result = this.runQuery(step.value);
+      } catch (error) {
+        step = op.throw(error);
+        continue;
+      }
+      step = op.next(result);
+    }
+    return step.value;
+  }
+
+  read<T>(op: () => Op<T>): Promise<T> {
+    const tx = this.client.transaction(() => this.runSync(op()));
+    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs });
+  }
+
+  write<T>(op: () => Op<T>): Promise<T> {
+    return immediateTransaction(this.client, () => this.runSync(op()), { deadlineMs: this.writeDeadlineMs });
+  }
+
+  async vacuum(): Promise<void> {
+    await retryWhileBusy(
+      () => {
+        // A reader holding the WAL makes the checkpoint report "busy" rather than fail; VACUUM runs anyway.
+        this.client.pragma('wal_checkpoint(TRUNCATE)');
+        this.client.exec('VACUUM');
+      },
+      { deadlineMs: this.writeDeadlineMs },
+    );
+  }
+}

@@ -1,0 +1,104 @@
+/** `openStore(url, options)`: pick the backend from the URL, open it, migrate, and build the store. */
+import { z } from 'zod';
+import { nowEpochSeconds } from './codecs/time.js';
+import { defaultMigrationsFolder } from './db/migrations.js';
+import { PgBackend } from './db/pg/backend.js';
+import { PgDialect } from './db/pg/dialect.js';
+import { openPglite, openPostgres } from './db/pg/open.js';
+import { SqliteBackend } from './db/sqlite/backend.js';
+import { SqliteDialect } from './db/sqlite/dialect.js';
+import { openSqlite } from './db/sqlite/open.js';
+import { parseStoreUrl, redactUrl } from './db/url.js';
+import { ValidationError } from './errors.js';
+import { SessionStore } from './store.js';
+
+export const openStoreOptionsSchema = z
+  .object({
+    /** Apply pending migrations on open (default true). With false the database is used as it is. */
+    migrate: z.boolean().default(true),
+    /** postgres:// only: connections in the pool (default 10). */
+    poolSize: z.number().int().min(1).max(1000).default(10),
+    /** postgres:// only: seconds to wait for a connection (default 10). */
+    connectTimeoutSeconds: z.number().positive().max(3600).default(10),
+    /** SQLite only: how long one statement waits for a lock inside SQLite (default 1000 ms). */
+    busyTimeoutMs: z.number().int().min(0).max(600_000).default(1000),
+    /** SQLite only: how long a write keeps retrying a locked database before StoreBusyError (default 30 s). */
+    writeDeadlineMs: z.number().int().min(0).max(3_600_000).default(30_000),
+    /** SQLite only: `synchronous` pragma (default FULL; NORMAL trades the last commits on power loss for speed). */
+    synchronous: z.enum(['FULL', 'NORMAL', 'EXTRA']).default('FULL'),
+    /** SQLite only: force a journal mode instead of WAL-with-DELETE-fallback. */
+    journalMode: z.enum(['WAL', 'DELETE']).optional(),
+    /** SQLite only: open read-only (implies migrate: false). */
+    readonly: z.boolean().default(false),
+    /** Advanced: a different migrations folder (tests, forks). Defaults to the one shipped with the package. */
+    migrationsFolder: z.string().min(1).optional(),
+    /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
+    clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
+  })
+  .strict();
+
+export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
+
+/** Open (and by default migrate) a store. See the README for the URL forms. */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SessionStore> {
+  const parsedOptions = openStoreOptionsSchema.safeParse(options);
+  if (!parsedOptions.success) {
+    const issue = parsedOptions.error.issues[0];
+    const field = ['options', ...(issue?.path ?? [])].join('.');
+    throw new ValidationError(field, issue?.message ?? 'invalid', { cause: parsedOptions.error });
+  }
+  const opts = parsedOptions.data;
+  const location = parseStoreUrl(url);
+  const userClock = opts.clock;
+  const clock = userClock ? () => userClock() : nowEpochSeconds;
+
+  let store: SessionStore;
+  let backend: SqliteBackend | PgBackend;
+  if (location.backend === 'sqlite') {
+    const readonly = opts.readonly && !location.memory;
+    const client = openSqlite(location.path, location.memory, {
+      busyTimeoutMs: opts.busyTimeoutMs,
+      synchronous: opts.synchronous,
+      readonly,
+    });
+    const sqlite = new SqliteBackend({
+      url: location.memory ? 'sqlite::memory:' : `sqlite:${location.path}`,
+      client,
+      journalMode: opts.journalMode,
+      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
+      writeDeadlineMs: opts.writeDeadlineMs,
+    });
+    backend = sqlite;
+    store = new SessionStore(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock);
+  } else {
+    const pg =
+      location.backend === 'postgres'
+        ? new PgBackend({
+            url: redactUrl(location.url),
+            driver: 'postgres',
+            opened: await openPostgres(location.url, {
+              poolSize: opts.poolSize,
+              connectTimeoutSeconds: opts.connectTimeoutSeconds,
+            }),
+            migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+          })
+        : new PgBackend({
+            url: location.dataDir === null ? 'pglite:memory' : `pglite:${location.dataDir}`,
+            driver: 'pglite',
+            opened: await openPglite(location.dataDir),
+            migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+          });
+    backend = pg;
+    store = new SessionStore(pg, new PgDialect(pg.db), clock);
+  }
+
+  try {
+    if (opts.migrate && !opts.readonly) await store.migrate();
+    // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
+    await backend.activate();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}

@@ -1,0 +1,98 @@
+/** Export (a session with its messages, or every session) and maintenance (vacuum, periodic auto-prune). */
+import { pythonFloatRepr } from '../codecs/python-json.js';
+import { first, rows } from '../db/ops.js';
+import { sql } from 'drizzle-orm';
+import { byActivity } from '../sql/listing.js';
+import type { AutoMaintenanceResult, SessionExport, SessionExportWithActivity } from '../types.js';
+import type { RepoContext } from './context.js';
+import type { MessageRepo } from './messages.js';
+import type { MetaRepo } from './meta.js';
+import { decodeSession } from './rows.js';
+import type { SessionRepo } from './sessions.js';
+
+export const AUTO_PRUNE_KEY = 'last_auto_prune';
+/** export_all's cap in Hermes. */
+export const EXPORT_ALL_LIMIT = 100_000;
+
+export class ExportRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly messages: MessageRepo,
+  ) {}
+
+  /** The session's columns plus its messages, or null. */
+  exportSession(sessionId: string): Promise<SessionExport | null> {
+    const { d } = this.ctx;
+    const listOp = this.messages.listOpFor(sessionId);
+    return d.read(function* () {
+      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(sessionId)}`);
+      if (!row) return null;
+      return { ...decodeSession(row, d.decode), messages: yield* listOp() };
+    });
+  }
+
+  /** Every session (of a source), most recently active first, each with lastActive and its messages. */
+  exportAll(source: string | null | undefined): Promise<SessionExportWithActivity[]> {
+    const { d } = this.ctx;
+    const listOpFor = (id: string) => this.messages.listOpFor(id);
+    return d.read(function* () {
+      const sessions = yield* rows(byActivity(d, source, EXPORT_ALL_LIMIT, 0));
+      const out: SessionExportWithActivity[] = [];
+      for (const row of sessions) {
+        const session = decodeSession(row, d.decode);
+        out.push({ ...session, lastActive: d.decode.time(row.last_active), messages: yield* listOpFor(session.id)() });
+      }
+      return out;
+    });
+  }
+}
+
+export interface AutoMaintenanceOptions {
+  retentionDays: number;
+  minIntervalHours: number;
+  vacuum: boolean;
+}
+
+export class MaintenanceRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly sessions: SessionRepo,
+    private readonly meta: MetaRepo,
+  ) {}
+
+  vacuum(): Promise<void> {
+    return this.ctx.d.vacuum();
+  }
+
+  /**
+   * Prune ended sessions older than `retentionDays` at most once per `minIntervalHours` (tracked in
+   * state_meta last_auto_prune), and VACUUM when something was pruned. Failures are reported in the
+   * result's `error` instead of thrown, as Hermes' startup hook expects.
+   */
+  async maybeAutoPruneAndVacuum(o: AutoMaintenanceOptions): Promise<AutoMaintenanceResult> {
+    const result: AutoMaintenanceResult = { skipped: false, pruned: 0, vacuumed: false };
+    try {
+      const now = this.ctx.now();
+      const marker = await this.meta.get(AUTO_PRUNE_KEY);
+      const last = marker === null || marker.trim() === '' ? Number.NaN : Number(marker.trim());
+      if (Number.isFinite(last) && now - last < o.minIntervalHours * 3600) {
+        result.skipped = true;
+        return result;
+      }
+      result.pruned = await this.sessions.prune(o.retentionDays, null);
+      if (o.vacuum && result.pruned > 0) {
+        try {
+          await this.vacuum();
+          result.vacuumed = true;
+        } catch (error) {
+          // The prune is committed; a failed VACUUM only leaves space unreclaimed. Reported, not thrown.
+          result.error = `vacuum failed: ${error instanceof Error ? error.message : String(error)}`;
+        }
+      }
+      await this.meta.set(AUTO_PRUNE_KEY, pythonFloatRepr(now));
+    } catch (error) {
+      result.error = error instanceof Error ? error.message : String(error);
+    }
+    return result;
+  }
+}

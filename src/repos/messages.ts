@@ -1,0 +1,226 @@
+/**
+ * Messages: append (row and session counters in one transaction), atomic transcript replacement, reads,
+ * conversation replay, and windows around an anchor message.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import type { MessageContent } from '../codecs/content.js';
+import { type JsonValue, isTruthy } from '../codecs/json.js';
+import { roundToMicros } from '../codecs/time.js';
+import { type Op, exec, first, rows } from '../db/ops.js';
+import { SessionNotFoundError } from '../errors.js';
+import type { AnchoredView, ConversationMessage, MessageRow, MessagesAround } from '../types.js';
+import type { RepoContext } from './context.js';
+import { toConversation } from './conversation.js';
+import type { LineageRepo } from './lineage.js';
+import { decodeMessage } from './rows.js';
+
+export interface MessageFields {
+  toolName?: string | null;
+  toolCalls?: JsonValue | null;
+  toolCallId?: string | null;
+  tokenCount?: number | null;
+  finishReason?: string | null;
+  reasoning?: string | null;
+  reasoningContent?: string | null;
+  reasoningDetails?: JsonValue | null;
+  codexReasoningItems?: JsonValue | null;
+  codexMessageItems?: JsonValue | null;
+}
+
+export interface ReplacementMessage extends MessageFields {
+  role?: string;
+  content?: MessageContent | null;
+}
+
+/** Hermes' tool-call count: a list counts its items, any other non-null value counts 1. */
+export function toolCallCount(toolCalls: unknown): number {
+  if (toolCalls === null || toolCalls === undefined) return 0;
+  return Array.isArray(toolCalls) ? toolCalls.length : 1;
+}
+
+/** JSON payloads are stored only when truthy (so [] and {} store NULL), as Hermes does. */
+const jsonIfTruthy = (v: JsonValue | null | undefined) => (isTruthy(v) ? v : null);
+
+const INSERT_COLUMNS = sql.raw(
+  'session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, ' +
+    'reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items',
+);
+
+/** Rows per multi-row INSERT: 16 parameters a row stays far below Postgres' 65,535 and SQLite's 32,766. */
+const INSERT_BATCH = 1000;
+
+export class MessageRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly lineage: LineageRepo,
+  ) {}
+
+  private values(sessionId: string, role: string, content: MessageContent | null | undefined, f: MessageFields, timestamp: number, withReasoning: boolean): { columns: SQL; values: SQL } {
+    const { d } = this.ctx;
+    const c = d.contentInsert(content);
+    const r = withReasoning;
+    return {
+      columns: sql`${INSERT_COLUMNS}, ${c.columns}`,
+      values: sql`(${d.text(sessionId)}, ${d.text(role)}, ${d.text(f.toolCallId)}, ${d.json(jsonIfTruthy(f.toolCalls))},
+        ${d.text(f.toolName)}, ${d.time(timestamp)}, ${d.int(f.tokenCount)}, ${d.text(f.finishReason)},
+        ${d.text(r ? f.reasoning : null)}, ${d.text(r ? f.reasoningContent : null)},
+        ${d.json(r ? jsonIfTruthy(f.reasoningDetails) : null)}, ${d.json(r ? jsonIfTruthy(f.codexReasoningItems) : null)},
+        ${d.json(r ? jsonIfTruthy(f.codexMessageItems) : null)}, ${c.values})`,
+    };
+  }
+
+  /** Insert one message and bump the session's counters; the session must exist. Returns the new id. */
+  append(sessionId: string, role: string, content: MessageContent | null | undefined, fields: MessageFields): Promise<number> {
+    const { d } = this.ctx;
+    const row = this.values(sessionId, role, content, fields, this.ctx.now(), true);
+    const toolCalls = toolCallCount(fields.toolCalls);
+    return d.write(function* () {
+      // The counter update doubles as the existence check (and, on Postgres, locks the session row).
+      const touched = yield* rows(sql`
+        UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1,
+                            tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
+        WHERE id = ${d.text(sessionId)} RETURNING id`);
+      if (touched.length === 0) throw new SessionNotFoundError(sessionId);
+      const inserted = yield* first<{ id: unknown }>(sql`INSERT INTO messages (${row.columns}) VALUES ${row.values} RETURNING id`);
+      return d.decode.int(inserted!.id);
+    });
+  }
+
+  /**
+   * Replace a session's whole transcript in one transaction (retry, undo, compress). Timestamps are now,
+   * +1 µs per message to keep the order; reasoning fields are kept on assistant messages only.
+   * An empty list clears the transcript (silently, even for an unknown session, as in Hermes).
+   */
+  replace(sessionId: string, messages: ReplacementMessage[]): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    const batches: SQL[] = [];
+    let columns: SQL | undefined;
+    let toolCalls = 0;
+    let chunk: SQL[] = [];
+    messages.forEach((m, k) => {
+      const role = m.role ?? 'unknown';
+      const v = this.values(sessionId, role, m.content, m, roundToMicros(now + k * 1e-6), role === 'assistant');
+      columns ??= v.columns;
+      toolCalls += toolCallCount(m.toolCalls);
+      chunk.push(v.values);
+      if (chunk.length === INSERT_BATCH || k === messages.length - 1) {
+        batches.push(sql`INSERT INTO messages (${v.columns}) VALUES ${sql.join(chunk, sql`, `)}`);
+        chunk = [];
+      }
+    });
+    return d.write(function* () {
+      const touched = yield* rows(sql`
+        UPDATE sessions SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
+        WHERE id = ${d.text(sessionId)} RETURNING id`);
+      if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
+      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(sessionId)}`);
+      for (const batch of batches) yield* exec(batch);
+    });
+  }
+
+  private listOp(sessionIds: string[]) {
+    const { d } = this.ctx;
+    return function* () {
+      const found = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m
+        WHERE m.session_id IN (${sql.join(sessionIds.map((id) => d.text(id)), sql`, `)})
+        ORDER BY m.id`);
+      return found.map((r) => decodeMessage(r, d.decode));
+    };
+  }
+
+  /** A session's messages in insertion (id) order. */
+  list(sessionId: string): Promise<MessageRow[]> {
+    return this.ctx.d.read(this.listOp([sessionId]));
+  }
+
+  listOpFor(sessionId: string) {
+    return this.listOp([sessionId]);
+  }
+
+  /** Messages as a model replay; with ancestors, the whole parent chain first and resent prompts dropped. */
+  conversation(sessionId: string, includeAncestors: boolean): Promise<ConversationMessage[]> {
+    const lineageOp = this.lineage.lineageOp(sessionId);
+    const listOp = (ids: string[]) => this.listOp(ids);
+    return this.ctx.d.read(function* () {
+      const ids = includeAncestors ? yield* lineageOp() : [sessionId];
+      return toConversation(yield* listOp(ids)(), includeAncestors);
+    });
+  }
+
+  private aroundOp(sessionId: string, anchorId: number, window: number) {
+    const { d } = this.ctx;
+    const w = Math.max(0, window);
+    return function* (): Op<MessagesAround> {
+      const anchor = yield* first(sql`SELECT id FROM messages WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`);
+      if (!anchor) return { window: [], messagesBefore: 0, messagesAfter: 0 };
+      const before = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m WHERE m.session_id = ${d.text(sessionId)} AND m.id <= ${d.int(anchorId)}
+        ORDER BY m.id DESC LIMIT ${d.int(w + 1)}`);
+      const after = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(anchorId)}
+        ORDER BY m.id ASC LIMIT ${d.int(w)}`);
+      return {
+        window: [...before.reverse(), ...after].map((r) => decodeMessage(r, d.decode)),
+        messagesBefore: before.length - 1,
+        messagesAfter: after.length,
+      };
+    };
+  }
+
+  around(sessionId: string, anchorId: number, window: number): Promise<MessagesAround> {
+    return this.ctx.d.read(this.aroundOp(sessionId, anchorId, window));
+  }
+
+  /**
+   * The window around an anchor filtered to `keepRoles` (the anchor always stays), plus bookends: the
+   * first and last `bookend` messages outside the window with a kept role and non-empty content.
+   * `keepRoles: null` keeps every role.
+   */
+  anchoredView(sessionId: string, anchorId: number, window: number, bookend: number, keepRoles: string[] | null): Promise<AnchoredView> {
+    const { d } = this.ctx;
+    const aroundOp = this.aroundOp(sessionId, anchorId, window);
+    const b = Math.max(0, bookend);
+    const roleFilter = (alias: string) =>
+      keepRoles === null
+        ? sql``
+        : keepRoles.length === 0
+          ? sql`AND 1 = 0`
+          : sql`AND ${sql.raw(alias)}.role IN (${sql.join(keepRoles.map((r) => d.text(r)), sql`, `)})`;
+    return d.read(function* () {
+      const around = yield* aroundOp();
+      if (around.window.length === 0) return { ...around, bookendStart: [], bookendEnd: [] };
+      const firstId = around.window[0]!.id;
+      const lastId = around.window[around.window.length - 1]!.id;
+      const start = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m
+        WHERE m.session_id = ${d.text(sessionId)} AND m.id < ${d.int(firstId)} ${roleFilter('m')} AND ${d.contentLength('m')} > 0
+        ORDER BY m.id ASC LIMIT ${d.int(b)}`);
+      const end = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m
+        WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(lastId)} ${roleFilter('m')} AND ${d.contentLength('m')} > 0
+        ORDER BY m.id DESC LIMIT ${d.int(b)}`);
+      const kept = keepRoles === null ? null : new Set(keepRoles);
+      return {
+        window: around.window.filter((m) => kept === null || kept.has(m.role) || m.id === anchorId),
+        messagesBefore: around.messagesBefore,
+        messagesAfter: around.messagesAfter,
+        bookendStart: start.map((r) => decodeMessage(r, d.decode)),
+        bookendEnd: end.reverse().map((r) => decodeMessage(r, d.decode)),
+      };
+    });
+  }
+
+  count(sessionId: string | null | undefined): Promise<number> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first<{ n: unknown }>(
+        sessionId
+          ? sql`SELECT COUNT(*) AS n FROM messages WHERE session_id = ${d.text(sessionId)}`
+          : sql`SELECT COUNT(*) AS n FROM messages`,
+      );
+      return d.decode.int(row?.n);
+    });
+  }
+}

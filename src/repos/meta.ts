@@ -1,0 +1,29 @@
+/** state_meta: a small key/value store (auto-prune bookkeeping, the Telegram topic schema version, …). */
+import { sql } from 'drizzle-orm';
+import type { Dialect } from '../db/dialect.js';
+import { type Op, exec, first } from '../db/ops.js';
+import type { RepoContext } from './context.js';
+
+/** Upsert one key; usable inside another repository's write. */
+export function setMetaOp(d: Dialect, key: string, value: string | null): () => Op<void> {
+  return function* () {
+    yield* exec(sql`INSERT INTO state_meta (key, value) VALUES (${d.text(key)}, ${d.text(value)})
+                    ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+  };
+}
+
+export class MetaRepo {
+  constructor(private readonly ctx: RepoContext) {}
+
+  get(key: string): Promise<string | null> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first<{ value: unknown }>(sql`SELECT value FROM state_meta WHERE key = ${d.text(key)}`);
+      return row?.value === null || row?.value === undefined ? null : String(row.value);
+    });
+  }
+
+  set(key: string, value: string | null): Promise<void> {
+    return this.ctx.d.write(setMetaOp(this.ctx.d, key, value));
+  }
+}

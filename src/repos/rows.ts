@@ -1,0 +1,86 @@
+/** Raw database rows (snake_case, driver values) to the API's values (camelCase, epoch seconds, parsed JSON). */
+import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
+import type { ValueDecoders } from '../db/dialect.js';
+import type { Row } from '../db/ops.js';
+import type { MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
+
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
+  return {
+    id: String(r.id),
+    source: String(r.source),
+    userId: str(r.user_id),
+    model: str(r.model),
+    modelConfig: d.json(r.model_config),
+    systemPrompt: str(r.system_prompt),
+    parentSessionId: str(r.parent_session_id),
+    startedAt: d.time(r.started_at),
+    endedAt: d.timeOrNull(r.ended_at),
+    endReason: str(r.end_reason),
+    messageCount: d.int(r.message_count),
+    toolCallCount: d.int(r.tool_call_count),
+    inputTokens: d.int(r.input_tokens),
+    outputTokens: d.int(r.output_tokens),
+    cacheReadTokens: d.int(r.cache_read_tokens),
+    cacheWriteTokens: d.int(r.cache_write_tokens),
+    reasoningTokens: d.int(r.reasoning_tokens),
+    billingProvider: str(r.billing_provider),
+    billingBaseUrl: str(r.billing_base_url),
+    billingMode: str(r.billing_mode),
+    estimatedCostUsd: r.estimated_cost_usd === null || r.estimated_cost_usd === undefined ? null : Number(r.estimated_cost_usd),
+    actualCostUsd: r.actual_cost_usd === null || r.actual_cost_usd === undefined ? null : Number(r.actual_cost_usd),
+    costStatus: str(r.cost_status),
+    costSource: str(r.cost_source),
+    pricingVersion: str(r.pricing_version),
+    title: str(r.title),
+    apiCallCount: d.int(r.api_call_count),
+    handoffState: str(r.handoff_state),
+    handoffPlatform: str(r.handoff_platform),
+    handoffError: str(r.handoff_error),
+  };
+}
+
+export function decodeMessage(r: Row, d: ValueDecoders): MessageRow {
+  return {
+    id: d.int(r.id),
+    sessionId: String(r.session_id),
+    role: String(r.role),
+    content: d.content(r),
+    toolCallId: str(r.tool_call_id),
+    toolCalls: d.json(r.tool_calls),
+    toolName: str(r.tool_name),
+    timestamp: d.time(r.timestamp),
+    tokenCount: d.intOrNull(r.token_count),
+    finishReason: str(r.finish_reason),
+    reasoning: str(r.reasoning),
+    reasoningContent: str(r.reasoning_content),
+    reasoningDetails: d.json(r.reasoning_details),
+    codexReasoningItems: d.json(r.codex_reasoning_items),
+    codexMessageItems: d.json(r.codex_message_items),
+  };
+}
+
+/** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
+export function previewFromRaw(raw: unknown): string {
+  const text = pyStrip(typeof raw === 'string' ? raw : '');
+  return pyLen(text) > 60 ? `${pySlice(text, 60)}...` : text;
+}
+
+/** A session row with `last_active` and `_preview_raw` columns. */
+export function decodeRichSession(r: Row, d: ValueDecoders): RichSessionRow {
+  return { ...decodeSession(r, d), lastActive: d.time(r.last_active), preview: previewFromRaw(r._preview_raw) };
+}
+
+export function decodeBinding(r: Row, d: ValueDecoders): TelegramTopicBinding {
+  return {
+    chatId: String(r.chat_id),
+    threadId: String(r.thread_id),
+    userId: String(r.user_id),
+    sessionKey: String(r.session_key),
+    sessionId: String(r.session_id),
+    managedMode: String(r.managed_mode),
+    linkedAt: d.time(r.linked_at),
+    updatedAt: d.time(r.updated_at),
+  };
+}

@@ -1,0 +1,266 @@
+/**
+ * Sessions: create/ensure (first write wins), lookups, end/reopen, token and billing counters, deletes
+ * and prunes that re-parent children instead of cascading, counts and the rich listing.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { isTruthy } from '../codecs/json.js';
+import { exec, first, rows } from '../db/ops.js';
+import { SessionNotFoundError } from '../errors.js';
+import { escapeLike } from '../sql/like.js';
+import { ROOTS_AND_BRANCHES, byChainActivity, richColumns, whereAll } from '../sql/listing.js';
+import type { JsonValue, RichSessionRow, SessionRow } from '../types.js';
+import { type RepoContext, sqlLimit } from './context.js';
+import { type LineageRepo } from './lineage.js';
+import { decodeRichSession, decodeSession } from './rows.js';
+
+export interface CreateSessionFields {
+  userId?: string | null;
+  model?: string | null;
+  modelConfig?: JsonValue | null;
+  systemPrompt?: string | null;
+  parentSessionId?: string | null;
+}
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  model?: string | null;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd?: number | null;
+  actualCostUsd?: number | null;
+  costStatus?: string | null;
+  costSource?: string | null;
+  pricingVersion?: string | null;
+  billingProvider?: string | null;
+  billingBaseUrl?: string | null;
+  billingMode?: string | null;
+  apiCallCount: number;
+  absolute: boolean;
+}
+
+export interface ListRichOptions {
+  source?: string | null;
+  excludeSources?: string[] | null;
+  limit: number;
+  offset: number;
+  includeChildren: boolean;
+  projectCompressionTips: boolean;
+  orderByLastActive: boolean;
+}
+
+/** Keys a compression root takes from its tip when the listing projects the chain (Hermes' list). */
+const TIP_KEYS = [
+  'id', 'endedAt', 'endReason', 'messageCount', 'toolCallCount', 'title', 'lastActive', 'preview', 'model', 'systemPrompt',
+] as const;
+
+export class SessionRepo {
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly lineage: LineageRepo,
+  ) {}
+
+  /** INSERT unless the id exists (first write wins). A missing parent is refused, but only for a new row. */
+  create(id: string, source: string, fields: CreateSessionFields): Promise<string> {
+    const { d } = this.ctx;
+    const startedAt = this.ctx.now();
+    const modelConfig = isTruthy(fields.modelConfig) ? fields.modelConfig : null;
+    const parent = fields.parentSessionId ?? null;
+    return d.write(function* () {
+      if (yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`)) return id;
+      if (parent !== null && !(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(parent)}`))) {
+        throw new SessionNotFoundError(parent, 'parent session');
+      }
+      yield* exec(sql`
+        INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
+        VALUES (${d.text(id)}, ${d.text(source)}, ${d.text(fields.userId)}, ${d.text(fields.model)}, ${d.json(modelConfig)},
+                ${d.text(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
+        ON CONFLICT (id) DO NOTHING`);
+      return id;
+    });
+  }
+
+  get(id: string): Promise<SessionRow | null> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(id)}`);
+      return row ? decodeSession(row, d.decode) : null;
+    });
+  }
+
+  /** An exact id, or the only session whose id starts with the prefix (LIKE, wildcards escaped). */
+  resolveId(idOrPrefix: string): Promise<string | null> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const exact = yield* first<{ id: string }>(sql`SELECT id FROM sessions WHERE id = ${d.text(idOrPrefix)}`);
+      if (exact) return String(exact.id);
+      const matches = yield* rows<{ id: string }>(sql`
+        SELECT id FROM sessions WHERE ${d.likeAsciiCi(sql`id`, `${escapeLike(idOrPrefix)}%`)}
+        ORDER BY started_at DESC LIMIT 2`);
+      return matches.length === 1 ? String(matches[0]!.id) : null;
+    });
+  }
+
+  /** First end wins: an ended session keeps its reason and time. */
+  end(id: string, endReason: string): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    return d.write(function* () {
+      yield* exec(sql`UPDATE sessions SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
+                      WHERE id = ${d.text(id)} AND ended_at IS NULL`);
+    });
+  }
+
+  reopen(id: string): Promise<void> {
+    const { d } = this.ctx;
+    return d.write(function* () {
+      yield* exec(sql`UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
+    });
+  }
+
+  updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
+    const { d } = this.ctx;
+    return d.write(function* () {
+      yield* exec(sql`UPDATE sessions SET system_prompt = ${d.text(prompt)} WHERE id = ${d.text(id)}`);
+    });
+  }
+
+  /**
+   * Hermes' counter rules. Incremental (per API call) adds; absolute (gateway totals) sets. In both, cost
+   * status/source/pricing take the new value when given, billing fields keep the first value, and the
+   * model is only backfilled. An unknown id gets a stub session (source 'unknown') first, in the same
+   * transaction. NULL counters (only in foreign files) count from 0.
+   */
+  updateTokenCounts(id: string, c: TokenCounts): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    const common = sql`
+      cost_status = COALESCE(${d.text(c.costStatus)}, cost_status),
+      cost_source = COALESCE(${d.text(c.costSource)}, cost_source),
+      pricing_version = COALESCE(${d.text(c.pricingVersion)}, pricing_version),
+      billing_provider = COALESCE(billing_provider, ${d.text(c.billingProvider)}),
+      billing_base_url = COALESCE(billing_base_url, ${d.text(c.billingBaseUrl)}),
+      billing_mode = COALESCE(billing_mode, ${d.text(c.billingMode)}),
+      model = COALESCE(model, ${d.text(c.model)})`;
+    const counters: SQL = c.absolute
+      ? sql`
+        input_tokens = ${d.int(c.inputTokens)},
+        output_tokens = ${d.int(c.outputTokens)},
+        cache_read_tokens = ${d.int(c.cacheReadTokens)},
+        cache_write_tokens = ${d.int(c.cacheWriteTokens)},
+        reasoning_tokens = ${d.int(c.reasoningTokens)},
+        estimated_cost_usd = COALESCE(${d.real(c.estimatedCostUsd)}, 0),
+        actual_cost_usd = COALESCE(${d.real(c.actualCostUsd)}, actual_cost_usd),
+        api_call_count = ${d.int(c.apiCallCount)}`
+      : sql`
+        input_tokens = COALESCE(input_tokens, 0) + ${d.int(c.inputTokens)},
+        output_tokens = COALESCE(output_tokens, 0) + ${d.int(c.outputTokens)},
+        cache_read_tokens = COALESCE(cache_read_tokens, 0) + ${d.int(c.cacheReadTokens)},
+        cache_write_tokens = COALESCE(cache_write_tokens, 0) + ${d.int(c.cacheWriteTokens)},
+        reasoning_tokens = COALESCE(reasoning_tokens, 0) + ${d.int(c.reasoningTokens)},
+        estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE(${d.real(c.estimatedCostUsd)}, 0),
+        actual_cost_usd = CASE WHEN ${d.real(c.actualCostUsd)} IS NULL THEN actual_cost_usd
+                               ELSE COALESCE(actual_cost_usd, 0) + ${d.real(c.actualCostUsd)} END,
+        api_call_count = COALESCE(api_call_count, 0) + ${d.int(c.apiCallCount)}`;
+    return d.write(function* () {
+      yield* exec(sql`
+        INSERT INTO sessions (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
+        ON CONFLICT (id) DO NOTHING`);
+      yield* exec(sql`UPDATE sessions SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
+    });
+  }
+
+  /** Delete a session and its messages; its children become roots. False when it does not exist. */
+  delete(id: string): Promise<boolean> {
+    const { d } = this.ctx;
+    return d.write(function* () {
+      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`))) return false;
+      yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
+      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
+      yield* exec(sql`DELETE FROM sessions WHERE id = ${d.text(id)}`);
+      return true;
+    });
+  }
+
+  clearMessages(id: string): Promise<void> {
+    const { d } = this.ctx;
+    return d.write(function* () {
+      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
+    });
+  }
+
+  /** Delete ended sessions started before the cutoff (never a live one); children of pruned sessions become roots. */
+  prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
+    const { d } = this.ctx;
+    const cutoff = this.ctx.now() - olderThanDays * 86400;
+    const candidates = sql`SELECT c.id FROM sessions c WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL
+      ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`;
+    return d.write(function* () {
+      yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${candidates})`);
+      yield* exec(sql`DELETE FROM messages WHERE session_id IN (${candidates})`);
+      const deleted = yield* rows(sql`DELETE FROM sessions WHERE id IN (${candidates}) RETURNING id`);
+      return deleted.length;
+    });
+  }
+
+  count(source: string | null | undefined): Promise<number> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first<{ n: unknown }>(
+        source ? sql`SELECT COUNT(*) AS n FROM sessions WHERE source = ${d.text(source)}` : sql`SELECT COUNT(*) AS n FROM sessions`,
+      );
+      return d.decode.int(row?.n);
+    });
+  }
+
+  /** One session with last_active and preview, or null. */
+  richRow(id: string) {
+    const { d } = this.ctx;
+    return function* () {
+      const row = yield* first(sql`SELECT ${richColumns(d)} FROM sessions s WHERE s.id = ${d.text(id)}`);
+      return row ? decodeRichSession(row, d.decode) : null;
+    };
+  }
+
+  listRich(o: ListRichOptions): Promise<RichSessionRow[]> {
+    const { d } = this.ctx;
+    const conditions: SQL[] = [];
+    if (!o.includeChildren) conditions.push(ROOTS_AND_BRANCHES);
+    if (o.source) conditions.push(sql`s.source = ${d.text(o.source)}`);
+    if (o.excludeSources && o.excludeSources.length > 0) {
+      conditions.push(sql`s.source NOT IN (${sql.join(o.excludeSources.map((s) => d.text(s)), sql`, `)})`);
+    }
+    const where = whereAll(conditions);
+    const limit = sqlLimit(o.limit);
+    const query = o.orderByLastActive
+      ? byChainActivity(d, where, limit, o.offset)
+      : sql`SELECT ${richColumns(d)} FROM sessions s ${where}
+            ORDER BY s.started_at DESC, ${d.binary(sql`s.id`)} DESC LIMIT ${d.int(limit)} OFFSET ${d.int(o.offset)}`;
+    const project = o.projectCompressionTips && !o.includeChildren;
+    const lineage = this.lineage;
+    const richRow = (id: string) => this.richRow(id);
+    return d.read(function* () {
+      const listed = (yield* rows(query)).map((r) => decodeRichSession(r, d.decode));
+      if (!project) return listed;
+      const out: RichSessionRow[] = [];
+      for (const row of listed) {
+        if (row.endReason !== 'compression') {
+          out.push(row);
+          continue;
+        }
+        const tipId = yield* lineage.compressionTipOp(row.id)();
+        const tip = tipId === row.id ? null : yield* richRow(tipId)();
+        if (!tip) {
+          out.push(row);
+          continue;
+        }
+        const projected: RichSessionRow = { ...row, lineageRootId: row.id };
+        for (const key of TIP_KEYS) (projected as unknown as Record<string, unknown>)[key] = tip[key];
+        out.push(projected);
+      }
+      return out;
+    });
+  }
+}

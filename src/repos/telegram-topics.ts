@@ -1,0 +1,141 @@
+/**
+ * Telegram DM topic mode: one private chat hosting several sessions, one per topic (thread). The tables
+ * exist from the migrations (Hermes creates them lazily), but enabling or binding still records
+ * state_meta telegram_dm_topic_schema_version = '2', because Hermes reads it.
+ */
+import { sql } from 'drizzle-orm';
+import { exec, first, rows } from '../db/ops.js';
+import { SessionNotFoundError, TopicAlreadyLinkedError } from '../errors.js';
+import { richColumns } from '../sql/listing.js';
+import type { RichSessionRow, TelegramTopicBinding } from '../types.js';
+import { type RepoContext, sqlLimit } from './context.js';
+import { setMetaOp } from './meta.js';
+import { decodeBinding, decodeRichSession } from './rows.js';
+
+export const TOPIC_SCHEMA_VERSION_KEY = 'telegram_dm_topic_schema_version';
+export const TOPIC_SCHEMA_VERSION = '2';
+
+export interface EnableTopicMode {
+  chatId: string;
+  userId: string;
+  hasTopicsEnabled?: boolean | null;
+  allowsUsersToCreateTopics?: boolean | null;
+}
+
+export interface BindTopic {
+  chatId: string;
+  threadId: string;
+  userId: string;
+  sessionKey: string;
+  sessionId: string;
+  managedMode: string;
+}
+
+export class TelegramTopicRepo {
+  constructor(private readonly ctx: RepoContext) {}
+
+  /** Turn topic mode on for a chat. An existing row keeps activated_at; its capability flags are overwritten. */
+  enable(o: EnableTopicMode): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
+    return d.write(function* () {
+      yield* markSchema();
+      yield* exec(sql`
+        INSERT INTO telegram_dm_topic_mode (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
+                                            allows_users_to_create_topics, capability_checked_at)
+        VALUES (${d.text(o.chatId)}, ${d.text(o.userId)}, ${d.bool(true)}, ${d.time(now)}, ${d.time(now)},
+                ${d.bool(o.hasTopicsEnabled)}, ${d.bool(o.allowsUsersToCreateTopics)}, ${d.time(now)})
+        ON CONFLICT (chat_id) DO UPDATE SET
+          user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at,
+          has_topics_enabled = excluded.has_topics_enabled,
+          allows_users_to_create_topics = excluded.allows_users_to_create_topics,
+          capability_checked_at = excluded.capability_checked_at`);
+    });
+  }
+
+  disable(chatId: string, clearBindings: boolean): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    return d.write(function* () {
+      yield* exec(sql`UPDATE telegram_dm_topic_mode SET enabled = ${d.bool(false)}, updated_at = ${d.time(now)}
+                      WHERE chat_id = ${d.text(chatId)}`);
+      if (clearBindings) yield* exec(sql`DELETE FROM telegram_dm_topic_bindings WHERE chat_id = ${d.text(chatId)}`);
+    });
+  }
+
+  /** True only when the chat's mode row belongs to this user and is enabled. */
+  isEnabled(chatId: string, userId: string): Promise<boolean> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first<{ enabled: unknown }>(
+        sql`SELECT enabled FROM telegram_dm_topic_mode WHERE chat_id = ${d.text(chatId)} AND user_id = ${d.text(userId)}`,
+      );
+      return row ? d.decode.bool(row.enabled) === true : false;
+    });
+  }
+
+  getBinding(chatId: string, threadId: string): Promise<TelegramTopicBinding | null> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const row = yield* first(sql`SELECT * FROM telegram_dm_topic_bindings
+                                   WHERE chat_id = ${d.text(chatId)} AND thread_id = ${d.text(threadId)}`);
+      return row ? decodeBinding(row, d.decode) : null;
+    });
+  }
+
+  /**
+   * Bind a topic to a session (upsert on the topic; linked_at survives a re-bind). A session bound to a
+   * different topic is refused with TopicAlreadyLinkedError; an unknown session with SessionNotFoundError.
+   */
+  bind(o: BindTopic): Promise<void> {
+    const { d } = this.ctx;
+    const now = this.ctx.now();
+    const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
+    return d.write(function* () {
+      yield* markSchema();
+      const bound = yield* first<{ chat_id: unknown; thread_id: unknown }>(
+        sql`SELECT chat_id, thread_id FROM telegram_dm_topic_bindings WHERE session_id = ${d.text(o.sessionId)}`,
+      );
+      if (bound && (String(bound.chat_id) !== o.chatId || String(bound.thread_id) !== o.threadId)) {
+        throw new TopicAlreadyLinkedError(o.sessionId);
+      }
+      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(o.sessionId)}`))) {
+        throw new SessionNotFoundError(o.sessionId);
+      }
+      yield* exec(sql`
+        INSERT INTO telegram_dm_topic_bindings (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
+        VALUES (${d.text(o.chatId)}, ${d.text(o.threadId)}, ${d.text(o.userId)}, ${d.text(o.sessionKey)}, ${d.text(o.sessionId)},
+                ${d.text(o.managedMode)}, ${d.time(now)}, ${d.time(now)})
+        ON CONFLICT (chat_id, thread_id) DO UPDATE SET
+          user_id = excluded.user_id, session_key = excluded.session_key, session_id = excluded.session_id,
+          managed_mode = excluded.managed_mode, updated_at = excluded.updated_at`);
+    });
+  }
+
+  isSessionLinked(sessionId: string): Promise<boolean> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return (yield* first(sql`SELECT 1 AS hit FROM telegram_dm_topic_bindings WHERE session_id = ${d.text(sessionId)} LIMIT 1`)) !== undefined;
+    });
+  }
+
+  /**
+   * A user's Telegram sessions that no topic is bound to, most recently active first, with preview.
+   * `chatId` is accepted but unused, as in Hermes v11 (bindings are per session, whatever the chat).
+   */
+  listUnlinked(userId: string, limit: number): Promise<RichSessionRow[]> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const found = yield* rows(sql`
+        SELECT * FROM (
+          SELECT ${richColumns(d)} FROM sessions s
+          WHERE s.source = 'telegram' AND s.user_id = ${d.text(userId)}
+            AND NOT EXISTS (SELECT 1 FROM telegram_dm_topic_bindings b WHERE b.session_id = s.id)
+        ) listed
+        ORDER BY listed.last_active DESC, listed.started_at DESC, ${d.binary(sql`listed.id`)} DESC
+        LIMIT ${d.int(sqlLimit(limit))}`);
+      return found.map((r) => decodeRichSession(r, d.decode));
+    });
+  }
+}

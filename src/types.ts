@@ -1,0 +1,139 @@
+/**
+ * The values the public API returns: camelCase keys, times as Unix epoch seconds, JSON parsed. The same
+ * on every backend.
+ */
+import type { MessageContent } from './codecs/content.js';
+import type { JsonValue } from './codecs/json.js';
+
+export type { JsonValue, MessageContent };
+
+export interface SessionRow {
+  id: string;
+  source: string;
+  userId: string | null;
+  model: string | null;
+  /** Parsed JSON (Hermes hands back the raw JSON text). */
+  modelConfig: JsonValue | null;
+  systemPrompt: string | null;
+  parentSessionId: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  toolCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  billingProvider: string | null;
+  billingBaseUrl: string | null;
+  billingMode: string | null;
+  estimatedCostUsd: number | null;
+  actualCostUsd: number | null;
+  costStatus: string | null;
+  costSource: string | null;
+  pricingVersion: string | null;
+  title: string | null;
+  apiCallCount: number;
+  handoffState: string | null;
+  handoffPlatform: string | null;
+  handoffError: string | null;
+}
+
+export interface MessageRow {
+  id: number;
+  sessionId: string;
+  role: string;
+  /** A string, or structured (multimodal) content as a value. */
+  content: MessageContent | null;
+  toolCallId: string | null;
+  /** Parsed JSON. */
+  toolCalls: JsonValue | null;
+  toolName: string | null;
+  timestamp: number;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  reasoningContent: string | null;
+  /** Parsed JSON (Hermes returns these three as raw JSON text from get_messages). */
+  reasoningDetails: JsonValue | null;
+  codexReasoningItems: JsonValue | null;
+  codexMessageItems: JsonValue | null;
+}
+
+/** A session row as listings show it: plus the last activity and a preview of the first user message. */
+export interface RichSessionRow extends SessionRow {
+  /** The latest message timestamp, or `startedAt` when the session has none. */
+  lastActive: number;
+  /** The first user message, newlines flattened, cut to 60 characters plus "..." (Hermes' rule). */
+  preview: string;
+  /** Set when a compression chain was projected onto its tip: the id of the chain's root. */
+  lineageRootId?: string;
+}
+
+/**
+ * A message ready to replay into a model, in the OpenAI chat wire format Hermes produces. Its keys stay
+ * snake_case (`tool_call_id`, `tool_calls`, …) because that is the format model SDKs accept.
+ */
+export interface ConversationMessage {
+  role: string;
+  content: MessageContent | null;
+  tool_call_id?: string;
+  tool_name?: string;
+  tool_calls?: JsonValue;
+  finish_reason?: string;
+  reasoning?: string;
+  reasoning_content?: string;
+  reasoning_details?: JsonValue | null;
+  codex_reasoning_items?: JsonValue | null;
+  codex_message_items?: JsonValue | null;
+}
+
+export interface MessagesAround {
+  /** The anchor and its neighbours in id order. */
+  window: MessageRow[];
+  /** How many rows came before the anchor (fewer than asked means the session starts there). */
+  messagesBefore: number;
+  messagesAfter: number;
+}
+
+export interface AnchoredView extends MessagesAround {
+  /** The first messages of the session before the window (kept roles, non-empty content). */
+  bookendStart: MessageRow[];
+  /** The last messages of the session after the window. */
+  bookendEnd: MessageRow[];
+}
+
+export interface HandoffState {
+  state: string | null;
+  platform: string | null;
+  error: string | null;
+}
+
+export interface TelegramTopicBinding {
+  chatId: string;
+  threadId: string;
+  userId: string;
+  sessionKey: string;
+  sessionId: string;
+  managedMode: string;
+  linkedAt: number;
+  updatedAt: number;
+}
+
+export interface SessionExport extends SessionRow {
+  messages: MessageRow[];
+}
+
+export interface SessionExportWithActivity extends SessionExport {
+  lastActive: number;
+}
+
+export interface AutoMaintenanceResult {
+  skipped: boolean;
+  pruned: number;
+  vacuumed: boolean;
+  /** Set when the run failed; the failure is reported here instead of thrown (Hermes' contract). */
+  error?: string;
+}

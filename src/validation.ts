@@ -1,0 +1,253 @@
+/**
+ * zod schemas for every public input, and `validate()`, which turns a zod failure into a ValidationError
+ * naming the field. Validation runs before any database work, so bad input writes nothing.
+ *
+ * Text rules shared by every backend: strings must be well-formed Unicode (no lone surrogates, which UTF-8
+ * cannot carry and drivers would silently replace) and free of NUL (Postgres text cannot hold it, and in
+ * SQLite a leading NUL would read as Hermes' structured-content marker).
+ */
+import { z } from 'zod';
+import type { JsonValue, MessageContent } from './types.js';
+import { ValidationError } from './errors.js';
+
+const MAX_JSON_DEPTH = 200;
+
+function textProblem(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'must not contain NUL (\\u0000)';
+  if (!value.isWellFormed()) return 'must be well-formed Unicode (it has a lone surrogate)';
+  return undefined;
+}
+
+/** The first problem in a JSON payload, with its path, or undefined when it is clean JSON. */
+export function jsonProblem(value: unknown, path = '', depth = 0): string | undefined {
+  if (depth > MAX_JSON_DEPTH) return `${path || 'value'} is nested more than ${MAX_JSON_DEPTH} levels deep`;
+  if (value === null || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path || 'value'} is not a finite number`;
+  if (typeof value === 'string') {
+    const p = textProblem(value);
+    return p ? `${path || 'value'} ${p}` : undefined;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const p = jsonProblem(value[i], `${path}[${i}]`, depth + 1);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  if (typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return `${path || 'value'} is not a plain object`;
+    for (const [k, v] of Object.entries(value)) {
+      const kp = textProblem(k);
+      if (kp) return `key ${JSON.stringify(k)} ${kp}`;
+      if (v === undefined) continue;
+      const p = jsonProblem(v, path ? `${path}.${k}` : k, depth + 1);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  return `${path || 'value'} is a ${typeof value}, not JSON`;
+}
+
+export const text = z.string().superRefine((value, ctx) => {
+  const problem = textProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+export const optionalText = text.nullish();
+/** Session ids and other keys: non-empty, at most 1024 characters. */
+export const id = text.pipe(z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'));
+export const optionalId = id.nullish();
+/** What a caller may pass for an id it looks up: a string (maybe empty: then nothing is found). */
+export const lookupId = text.pipe(z.string().max(1024, 'must be at most 1024 characters'));
+export const json = z.custom<JsonValue>((value) => jsonProblem(value) === undefined, {
+  error: (issue) => jsonProblem(issue.input) ?? 'must be JSON',
+});
+export const optionalJson = json.nullish();
+export const content = z
+  .custom<MessageContent>((value) => typeof value === 'string' || (typeof value === 'object' && value !== null), {
+    error: 'must be a string, a list of parts, an object, or null',
+  })
+  .superRefine((value, ctx) => {
+    const problem = typeof value === 'string' ? textProblem(value) : jsonProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .nullish();
+const int = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const finite = z.number().refine(Number.isFinite, 'must be a finite number');
+/** Python's LIMIT: a negative number means no limit. */
+const limit = int;
+
+export const createSessionOptions = z
+  .object({
+    userId: optionalText,
+    model: optionalText,
+    modelConfig: optionalJson,
+    systemPrompt: optionalText,
+    parentSessionId: optionalId,
+  })
+  .strict();
+
+export const updateTokenCountsOptions = z
+  .object({
+    inputTokens: int.default(0),
+    outputTokens: int.default(0),
+    model: optionalText,
+    cacheReadTokens: int.default(0),
+    cacheWriteTokens: int.default(0),
+    reasoningTokens: int.default(0),
+    estimatedCostUsd: finite.nullish(),
+    actualCostUsd: finite.nullish(),
+    costStatus: optionalText,
+    costSource: optionalText,
+    pricingVersion: optionalText,
+    billingProvider: optionalText,
+    billingBaseUrl: optionalText,
+    billingMode: optionalText,
+    apiCallCount: int.default(0),
+    absolute: z.boolean().default(false),
+  })
+  .strict();
+
+export const pruneOptions = z
+  .object({ olderThanDays: finite.pipe(z.number().min(0)).default(90), source: optionalText })
+  .strict();
+
+export const autoMaintenanceOptions = z
+  .object({
+    retentionDays: finite.pipe(z.number().min(0)).default(90),
+    minIntervalHours: finite.pipe(z.number().min(0)).default(24),
+    vacuum: z.boolean().default(true),
+  })
+  .strict();
+
+export const appendMessageOptions = z
+  .object({
+    toolName: optionalText,
+    toolCalls: optionalJson,
+    toolCallId: optionalText,
+    tokenCount: int.nullish(),
+    finishReason: optionalText,
+    reasoning: optionalText,
+    reasoningContent: optionalText,
+    reasoningDetails: optionalJson,
+    codexReasoningItems: optionalJson,
+    codexMessageItems: optionalJson,
+  })
+  .strict();
+
+/**
+ * One message for replaceMessages. Accepts the camelCase row keys and the snake_case OpenAI keys that
+ * getMessagesAsConversation returns, so a conversation can be edited and written back. Other keys
+ * (timestamps, ids) are ignored, as Hermes ignores them.
+ */
+const SNAKE_TO_CAMEL = {
+  tool_call_id: 'toolCallId',
+  tool_calls: 'toolCalls',
+  tool_name: 'toolName',
+  token_count: 'tokenCount',
+  finish_reason: 'finishReason',
+  reasoning_content: 'reasoningContent',
+  reasoning_details: 'reasoningDetails',
+  codex_reasoning_items: 'codexReasoningItems',
+  codex_message_items: 'codexMessageItems',
+} as const;
+
+export const replacementMessage = z
+  .record(z.string(), z.unknown())
+  .transform((raw, ctx) => {
+    const out: Record<string, unknown> = { ...raw };
+    for (const [snake, camel] of Object.entries(SNAKE_TO_CAMEL)) {
+      if (!(snake in raw)) continue;
+      if (camel in raw && raw[camel] !== raw[snake]) {
+        ctx.addIssue({ code: 'custom', message: `both ${snake} and ${camel} are given and differ` });
+      }
+      out[camel] = raw[snake];
+    }
+    return out;
+  })
+  .pipe(
+    z.object({
+      role: text.optional(),
+      content,
+      toolCallId: optionalText,
+      toolCalls: optionalJson,
+      toolName: optionalText,
+      tokenCount: int.nullish(),
+      finishReason: optionalText,
+      reasoning: optionalText,
+      reasoningContent: optionalText,
+      reasoningDetails: optionalJson,
+      codexReasoningItems: optionalJson,
+      codexMessageItems: optionalJson,
+    }),
+  );
+export const replacementMessages = z.array(replacementMessage);
+
+export const conversationOptions = z.object({ includeAncestors: z.boolean().default(false) }).strict();
+export const aroundOptions = z.object({ window: int.default(5) }).strict();
+export const anchoredViewOptions = z
+  .object({
+    window: int.default(5),
+    bookend: int.default(3),
+    keepRoles: z.array(text).nullable().default(['user', 'assistant']),
+  })
+  .strict();
+
+export const listSessionsRichOptions = z
+  .object({
+    source: optionalText,
+    excludeSources: z.array(text).nullish(),
+    limit: limit.default(20),
+    offset: count.default(0),
+    includeChildren: z.boolean().default(false),
+    projectCompressionTips: z.boolean().default(true),
+    orderByLastActive: z.boolean().default(false),
+  })
+  .strict();
+
+export const sourceFilterOptions = z.object({ source: optionalText }).strict();
+export const sessionFilterOptions = z.object({ sessionId: optionalText }).strict();
+
+/** Telegram ids arrive as numbers from the Bot API; Hermes stores them as strings. */
+const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
+
+export const enableTopicModeOptions = z
+  .object({
+    chatId: telegramId,
+    userId: telegramId,
+    hasTopicsEnabled: z.boolean().nullish(),
+    allowsUsersToCreateTopics: z.boolean().nullish(),
+  })
+  .strict();
+export const disableTopicModeOptions = z.object({ chatId: telegramId, clearBindings: z.boolean().default(true) }).strict();
+export const topicModeQuery = z.object({ chatId: telegramId, userId: telegramId }).strict();
+export const topicBindingQuery = z.object({ chatId: telegramId, threadId: telegramId }).strict();
+export const bindTopicOptions = z
+  .object({
+    chatId: telegramId,
+    threadId: telegramId,
+    userId: telegramId,
+    sessionKey: id,
+    sessionId: id,
+    managedMode: id.default('auto'),
+  })
+  .strict();
+export const linkedQuery = z.object({ sessionId: lookupId }).strict();
+export const unlinkedQuery = z
+  .object({ chatId: telegramId.nullish(), userId: telegramId, limit: limit.default(10) })
+  .strict();
+
+export const metaKey = id;
+
+/** Parse `value` with `schema`; on failure throw a ValidationError naming `field` (and the inner path). */
+export function validate<S extends z.ZodType>(schema: S, value: unknown, field: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${field}.${issue.path.join('.')}` : field;
+  throw new ValidationError(where, issue?.message ?? 'invalid', { cause: result.error });
+}
+
+/** A message id (a positive integer). */
+export const messageId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
