@@ -35,7 +35,9 @@ export type {
   SessionExportWithActivity,
   AutoMaintenanceResult,
   JsonValue,
+  JsonInput,
   MessageContent,
+  MessageContentInput,
 } from './types.js';
 export { SessionRepo } from './repos/sessions.js';
 export { MessageRepo } from './repos/messages.js';

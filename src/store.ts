@@ -3,6 +3,7 @@
  * arguments become an options object), over repositories that are reachable directly as well
  * (`store.sessions`, `store.messages`, …). Every public input is validated here, before any database work.
  */
+import type { MessageContentInput } from './codecs/content.js';
 import type { Backend } from './db/backend.js';
 import { constraintViolation } from './db/constraint.js';
 import type { Dialect } from './db/dialect.js';
@@ -25,7 +26,6 @@ import type {
   AutoMaintenanceResult,
   ConversationMessage,
   HandoffState,
-  MessageContent,
   MessageRow,
   MessagesAround,
   RichSessionRow,
@@ -256,7 +256,7 @@ export class SessionStore {
   async appendMessage(
     sessionId: string,
     role: string,
-    content?: MessageContent | null,
+    content?: MessageContentInput | null,
     options: AppendMessageOptions = {},
   ): Promise<number> {
     this.assertOpen();

@@ -2,10 +2,10 @@
  * The values the public API returns: camelCase keys, times as Unix epoch seconds, JSON parsed. The same
  * on every backend.
  */
-import type { MessageContent } from './codecs/content.js';
-import type { JsonValue } from './codecs/json.js';
+import type { MessageContent, MessageContentInput } from './codecs/content.js';
+import type { JsonInput, JsonValue } from './codecs/json.js';
 
-export type { JsonValue, MessageContent };
+export type { JsonInput, JsonValue, MessageContent, MessageContentInput };
 
 export interface SessionRow {
   id: string;

@@ -7,7 +7,8 @@
  * SQLite a leading NUL would read as Hermes' structured-content marker).
  */
 import { z } from 'zod';
-import type { JsonValue, MessageContent } from './types.js';
+import type { JsonInput } from './codecs/json.js';
+import type { MessageContentInput } from './codecs/content.js';
 import { ValidationError } from './errors.js';
 
 const MAX_JSON_DEPTH = 200;
@@ -59,12 +60,12 @@ export const id = text.pipe(z.string().min(1, 'must not be empty').max(1024, 'mu
 export const optionalId = id.nullish();
 /** What a caller may pass for an id it looks up: a string (maybe empty: then nothing is found). */
 export const lookupId = text.pipe(z.string().max(1024, 'must be at most 1024 characters'));
-export const json = z.custom<JsonValue>((value) => jsonProblem(value) === undefined, {
+export const json = z.custom<JsonInput>((value) => jsonProblem(value) === undefined, {
   error: (issue) => jsonProblem(issue.input) ?? 'must be JSON',
 });
 export const optionalJson = json.nullish();
 export const content = z
-  .custom<MessageContent>((value) => typeof value === 'string' || (typeof value === 'object' && value !== null), {
+  .custom<MessageContentInput>((value) => typeof value === 'string' || (typeof value === 'object' && value !== null), {
     error: 'must be a string, a list of parts, an object, or null',
   })
   .superRefine((value, ctx) => {

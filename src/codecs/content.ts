@@ -4,19 +4,21 @@
  * Hermes does since v2026.5.7; Postgres keeps it in `content_json` (jsonb), because Postgres text cannot
  * hold a NUL byte.
  */
-import type { JsonValue } from './json.js';
+import type { JsonInput, JsonValue } from './json.js';
 import { pythonJsonDumps } from './python-json.js';
 
 export type MessageContent = string | JsonValue[] | { [key: string]: JsonValue };
+/** Content as callers pass it (see JsonInput). */
+export type MessageContentInput = string | readonly JsonInput[] | { readonly [key: string]: JsonInput | undefined };
 
 export const STRUCTURED_PREFIX = '\u0000json:';
 
-export function isStructured(content: unknown): content is JsonValue[] | { [key: string]: JsonValue } {
+export function isStructured(content: unknown): content is Exclude<MessageContentInput, string> {
   return typeof content === 'object' && content !== null;
 }
 
 /** SQLite TEXT form of a content value. */
-export function encodeSqliteContent(content: MessageContent | null | undefined): string | null {
+export function encodeSqliteContent(content: MessageContentInput | null | undefined): string | null {
   if (content === null || content === undefined) return null;
   return isStructured(content) ? STRUCTURED_PREFIX + pythonJsonDumps(content) : content;
 }

@@ -3,6 +3,18 @@
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
+ * What callers may pass where JSON is stored: like JsonValue, but object properties may be `undefined`
+ * (they are left out, as JSON.stringify does), so ordinary object literals type-check.
+ */
+export type JsonInput =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly JsonInput[]
+  | { readonly [key: string]: JsonInput | undefined };
+
+/**
  * Parse JSON text read from a TEXT column. Text that does not parse (foreign or damaged data) comes back
  * as the raw string rather than being dropped (Hermes returns `[]` for bad tool_calls, which hides data).
  */

@@ -4,8 +4,8 @@
  * Implemented in sqlite/dialect.ts and pg/dialect.ts; repositories never branch on the dialect by name.
  */
 import type { SQL } from 'drizzle-orm';
-import type { MessageContent } from '../codecs/content.js';
-import type { JsonValue } from '../codecs/json.js';
+import type { MessageContent, MessageContentInput } from '../codecs/content.js';
+import type { JsonInput, JsonValue } from '../codecs/json.js';
 import type { Op } from './ops.js';
 
 export interface ValueDecoders {
@@ -32,9 +32,9 @@ export interface Dialect {
   bool(value: boolean | null | undefined): SQL;
   time(value: number | null | undefined): SQL;
   /** A JSON column value; null/undefined store NULL. */
-  json(value: JsonValue | null | undefined): SQL;
+  json(value: JsonInput | null | undefined): SQL;
   /** The content column names and values for an INSERT into messages. */
-  contentInsert(content: MessageContent | null | undefined): { columns: SQL; values: SQL };
+  contentInsert(content: MessageContentInput | null | undefined): { columns: SQL; values: SQL };
 
   /** The messages columns every message read selects (never the tsvector). */
   messageColumns(alias: string): SQL;

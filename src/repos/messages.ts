@@ -3,8 +3,8 @@
  * conversation replay, and windows around an anchor message.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { MessageContent } from '../codecs/content.js';
-import { type JsonValue, isTruthy } from '../codecs/json.js';
+import type { MessageContentInput } from '../codecs/content.js';
+import { type JsonInput, isTruthy } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
 import { type Op, exec, first, rows } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
@@ -16,20 +16,20 @@ import { decodeMessage } from './rows.js';
 
 export interface MessageFields {
   toolName?: string | null;
-  toolCalls?: JsonValue | null;
+  toolCalls?: JsonInput | null;
   toolCallId?: string | null;
   tokenCount?: number | null;
   finishReason?: string | null;
   reasoning?: string | null;
   reasoningContent?: string | null;
-  reasoningDetails?: JsonValue | null;
-  codexReasoningItems?: JsonValue | null;
-  codexMessageItems?: JsonValue | null;
+  reasoningDetails?: JsonInput | null;
+  codexReasoningItems?: JsonInput | null;
+  codexMessageItems?: JsonInput | null;
 }
 
 export interface ReplacementMessage extends MessageFields {
   role?: string;
-  content?: MessageContent | null;
+  content?: MessageContentInput | null;
 }
 
 /** Hermes' tool-call count: a list counts its items, any other non-null value counts 1. */
@@ -39,7 +39,7 @@ export function toolCallCount(toolCalls: unknown): number {
 }
 
 /** JSON payloads are stored only when truthy (so [] and {} store NULL), as Hermes does. */
-const jsonIfTruthy = (v: JsonValue | null | undefined) => (isTruthy(v) ? v : null);
+const jsonIfTruthy = (v: JsonInput | null | undefined) => (isTruthy(v) ? v : null);
 
 const INSERT_COLUMNS = sql.raw(
   'session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, ' +
@@ -55,7 +55,7 @@ export class MessageRepo {
     private readonly lineage: LineageRepo,
   ) {}
 
-  private values(sessionId: string, role: string, content: MessageContent | null | undefined, f: MessageFields, timestamp: number, withReasoning: boolean): { columns: SQL; values: SQL } {
+  private values(sessionId: string, role: string, content: MessageContentInput | null | undefined, f: MessageFields, timestamp: number, withReasoning: boolean): { columns: SQL; values: SQL } {
     const { d } = this.ctx;
     const c = d.contentInsert(content);
     const r = withReasoning;
@@ -70,7 +70,7 @@ export class MessageRepo {
   }
 
   /** Insert one message and bump the session's counters; the session must exist. Returns the new id. */
-  append(sessionId: string, role: string, content: MessageContent | null | undefined, fields: MessageFields): Promise<number> {
+  append(sessionId: string, role: string, content: MessageContentInput | null | undefined, fields: MessageFields): Promise<number> {
     const { d } = this.ctx;
     const row = this.values(sessionId, role, content, fields, this.ctx.now(), true);
     const toolCalls = toolCallCount(fields.toolCalls);

@@ -8,7 +8,8 @@ import { exec, first, rows } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
 import { ROOTS_AND_BRANCHES, byChainActivity, richColumns, whereAll } from '../sql/listing.js';
-import type { JsonValue, RichSessionRow, SessionRow } from '../types.js';
+import type { JsonInput } from '../codecs/json.js';
+import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import { type LineageRepo } from './lineage.js';
 import { decodeRichSession, decodeSession } from './rows.js';
@@ -16,7 +17,7 @@ import { decodeRichSession, decodeSession } from './rows.js';
 export interface CreateSessionFields {
   userId?: string | null;
   model?: string | null;
-  modelConfig?: JsonValue | null;
+  modelConfig?: JsonInput | null;
   systemPrompt?: string | null;
   parentSessionId?: string | null;
 }

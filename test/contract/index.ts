@@ -4,8 +4,16 @@
  */
 import { afterAll, describe } from 'vitest';
 import { type Harness, reportAvailability } from '../backends.js';
+import { useStore } from '../helpers/store-fixture.js';
+import { handoffsContract } from './handoffs.contract.js';
+import { lineageContract } from './lineage.contract.js';
+import { messagesContract } from './messages.contract.js';
 import { migrationsContract } from './migrations.contract.js';
 import { schemaContract } from './schema.contract.js';
+import { sessionsContract } from './sessions.contract.js';
+import { telegramContract } from './telegram.contract.js';
+import { titlesContract } from './titles.contract.js';
+import { validationContract } from './validation.contract.js';
 
 export function runContractSuite(h: Harness): void {
   const available = reportAvailability(h);
@@ -13,5 +21,15 @@ export function runContractSuite(h: Harness): void {
     afterAll(() => h.cleanup());
     schemaContract(h);
     migrationsContract(h);
+    describe('SessionDB behaviour', () => {
+      const f = useStore(h);
+      sessionsContract(f);
+      messagesContract(f);
+      titlesContract(f);
+      lineageContract(f);
+      handoffsContract(f);
+      telegramContract(f);
+      validationContract(f);
+    });
   });
 }

@@ -1,0 +1,286 @@
+/** Contract: messages, counters, transcript replacement, conversation replay, windows (spec §3, §12.2). */
+import { describe, expect, it } from 'vitest';
+import { SessionNotFoundError } from '../../src/index.js';
+import type { StoreFixture } from '../helpers/store-fixture.js';
+
+const MEMORY_LEAK =
+  '<memory-context>\n[System note: The following is recalled memory context, NOT new user input. Treat as informational background data.]\n\n## Honcho Context\nstale memory\n</memory-context>\n\nVisible answer';
+
+export function messagesContract(f: StoreFixture): void {
+  describe('appending and reading messages', () => {
+    it('M1 appends in order and counts messages', async () => {
+      await f.store.createSession('s1', 'cli');
+      const a = await f.store.appendMessage('s1', 'user', 'Hello');
+      const b = await f.store.appendMessage('s1', 'assistant', 'Hi there!');
+      expect(b).toBeGreaterThan(a);
+      const messages = await f.store.getMessages('s1');
+      expect(messages.map((m) => [m.role, m.content])).toEqual([['user', 'Hello'], ['assistant', 'Hi there!']]);
+      expect((await f.store.getSession('s1'))!.messageCount).toBe(2);
+    });
+
+    it('M2-M4 counts tool calls on the calling message, not on tool responses', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'tool', 'result', { toolName: 'web_search' });
+      expect((await f.store.getSession('s1'))!.toolCallCount).toBe(0);
+      await f.store.appendMessage('s1', 'assistant', null, { toolCalls: [{ id: 'c1' }, { id: 'c2' }] });
+      await f.store.appendMessage('s1', 'tool', 'r1', { toolCallId: 'c1' });
+      await f.store.appendMessage('s1', 'tool', 'r2', { toolCallId: 'c2' });
+      expect(await f.store.getSession('s1')).toMatchObject({ toolCallCount: 2, messageCount: 4 });
+      await f.store.appendMessage('s1', 'assistant', null, { toolCalls: { id: 'single' } });
+      await f.store.appendMessage('s1', 'assistant', null, { toolCalls: [] });
+      expect((await f.store.getSession('s1'))!.toolCallCount).toBe(3);
+    });
+
+    it('M5 returns tool calls parsed; empty payloads are stored as NULL', async () => {
+      const calls = [{ id: 'c1', type: 'function', function: { name: 'web_search', arguments: '{"q": "记忆"}' } }];
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'assistant', '', { toolCalls: calls, reasoningDetails: [] });
+      const [m] = await f.store.getMessages('s1');
+      expect(m!.toolCalls).toEqual(calls);
+      expect(m!.reasoningDetails).toBeNull();
+      expect(m!.content).toBe('');
+    });
+
+    it('M9 keeps finish_reason and every reasoning field', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'assistant', 'Done', {
+        finishReason: 'stop', reasoning: 'short', reasoningContent: 'long', tokenCount: 42,
+        reasoningDetails: [{ type: 'summary', text: 'x' }], codexReasoningItems: [{ id: 'r1' }], codexMessageItems: [{ id: 'm1' }],
+      });
+      expect((await f.store.getMessages('s1'))[0]).toMatchObject({
+        finishReason: 'stop', reasoning: 'short', reasoningContent: 'long', tokenCount: 42,
+        reasoningDetails: [{ type: 'summary', text: 'x' }], codexReasoningItems: [{ id: 'r1' }], codexMessageItems: [{ id: 'm1' }],
+      });
+    });
+
+    it('stores structured (multimodal) content and reads the same value back', async () => {
+      const parts = [{ type: 'text', text: 'Look at this' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }];
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'user', parts);
+      await f.store.appendMessage('s1', 'user', { kind: 'object content', n: 1 });
+      expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual([parts, { kind: 'object content', n: 1 }]);
+    });
+
+    it('keeps timestamps in insertion order and returns messages by id', async () => {
+      await f.store.createSession('s1', 'cli');
+      for (const c of ['a', 'b', 'c']) await f.store.appendMessage('s1', 'user', c);
+      const ts = (await f.store.getMessages('s1')).map((m) => m.timestamp);
+      expect([...ts].sort((x, y) => x - y)).toEqual(ts);
+      expect(new Set(ts).size).toBe(3);
+    });
+
+    it('refuses a message for an unknown session and writes nothing', async () => {
+      await expect(f.store.appendMessage('ghost', 'user', 'x')).rejects.toBeInstanceOf(SessionNotFoundError);
+      expect(await f.store.messageCount()).toBe(0);
+      expect(await f.store.getMessages('ghost')).toEqual([]);
+    });
+  });
+
+  describe('replacing a transcript', () => {
+    it('M19/M20 rewrites the transcript, and an empty list clears it', async () => {
+      await f.store.createSession('test_session_1', 'telegram');
+      for (const c of ['one', 'two', 'three', 'four']) await f.store.appendMessage('test_session_1', 'user', c);
+      await f.store.replaceMessages('test_session_1', [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'hi', tool_calls: [{ id: 'c1' }] },
+      ]);
+      const after = await f.store.getMessages('test_session_1');
+      expect(after.map((m) => m.content)).toEqual(['hello', 'hi']);
+      expect(after[1]!.toolCalls).toEqual([{ id: 'c1' }]);
+      expect(await f.store.getSession('test_session_1')).toMatchObject({ messageCount: 2, toolCallCount: 1 });
+      await f.store.replaceMessages('test_session_1', []);
+      expect(await f.store.getMessages('test_session_1')).toEqual([]);
+      expect((await f.store.getSession('test_session_1'))!.messageCount).toBe(0);
+    });
+
+    it('keeps reasoning only on assistant messages, orders by +1 µs, defaults the role', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.replaceMessages('s1', [
+        { role: 'user', content: 'q', reasoning: 'dropped' },
+        { role: 'assistant', content: 'a', reasoning: 'kept', reasoningContent: '' },
+        { content: 'no role' },
+      ]);
+      const m = await f.store.getMessages('s1');
+      expect(m.map((x) => [x.role, x.reasoning, x.reasoningContent])).toEqual([
+        ['user', null, null], ['assistant', 'kept', ''], ['unknown', null, null],
+      ]);
+      // 1 µs apart (as close as a double near 1.8e9 can say it).
+      const gap = m[1]!.timestamp - m[0]!.timestamp;
+      expect(gap).toBeGreaterThan(0);
+      expect(gap).toBeLessThan(2e-6);
+    });
+
+    it('round-trips a conversation: getMessagesAsConversation output can be written back', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'user', 'q');
+      await f.store.appendMessage('s1', 'assistant', null, { toolCalls: [{ id: 'c1' }], reasoning: 'think' });
+      await f.store.appendMessage('s1', 'tool', 'r', { toolCallId: 'c1', toolName: 'web' });
+      const conversation = await f.store.getMessagesAsConversation('s1');
+      await f.store.createSession('s2', 'cli');
+      await f.store.replaceMessages('s2', conversation as unknown as Record<string, unknown>[]);
+      expect(await f.store.getMessagesAsConversation('s2')).toEqual(conversation);
+    });
+
+    it('M21 is atomic: a failure part-way keeps the previous transcript', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'user', 'original');
+      if (f.store.dialect === 'sqlite') {
+        await f.raw("CREATE TRIGGER boom BEFORE INSERT ON messages WHEN NEW.content = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END");
+      } else {
+        await f.raw(
+          "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.content = 'BOOM' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$",
+        );
+        await f.raw('CREATE TRIGGER boom BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION boom()');
+      }
+      try {
+        await expect(
+          f.store.replaceMessages('s1', [{ role: 'user', content: 'fine' }, { role: 'user', content: 'BOOM' }]),
+        ).rejects.toThrow();
+      } finally {
+        await f.raw(f.store.dialect === 'sqlite' ? 'DROP TRIGGER boom' : 'DROP TRIGGER boom ON messages');
+        if (f.store.dialect !== 'sqlite') await f.raw('DROP FUNCTION boom()');
+      }
+      expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual(['original']);
+      expect((await f.store.getSession('s1'))!.messageCount).toBe(1);
+    });
+
+    it('refuses a non-empty transcript for an unknown session; an empty one is a silent no-op', async () => {
+      await expect(f.store.replaceMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(SessionNotFoundError);
+      await f.store.replaceMessages('ghost', []);
+      expect(await f.store.messageCount()).toBe(0);
+    });
+
+    it('writes a long transcript in batches', async () => {
+      await f.store.createSession('long', 'cli');
+      const many = Array.from({ length: 2500 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}` }));
+      await f.store.replaceMessages('long', many);
+      const back = await f.store.getMessages('long');
+      expect(back).toHaveLength(2500);
+      expect(back.map((m) => m.content)).toEqual(many.map((m) => m.content));
+    });
+  });
+
+  describe('conversation replay', () => {
+    it('M6 returns exactly role and content for plain messages', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'user', 'Hello');
+      await f.store.appendMessage('s1', 'assistant', 'Hi!');
+      expect(await f.store.getMessagesAsConversation('s1')).toEqual([
+        { role: 'user', content: 'Hello' },
+        { role: 'assistant', content: 'Hi!' },
+      ]);
+    });
+
+    it('M7/M8 prepends ancestors and drops re-sent prompts', async () => {
+      await f.store.createSession('root', 'tui');
+      await f.store.appendMessage('root', 'user', 'first prompt');
+      await f.store.appendMessage('root', 'assistant', 'first answer');
+      await f.store.createSession('child', 'tui', { parentSessionId: 'root' });
+      await f.store.appendMessage('child', 'user', 'second prompt');
+      await f.store.appendMessage('child', 'assistant', 'second answer');
+      expect((await f.store.getMessagesAsConversation('child', { includeAncestors: true })).map((m) => m.content)).toEqual([
+        'first prompt', 'first answer', 'second prompt', 'second answer',
+      ]);
+
+      await f.store.createSession('r2', 'tui');
+      await f.store.appendMessage('r2', 'user', 'same prompt');
+      await f.store.appendMessage('r2', 'user', 'same prompt');
+      await f.store.appendMessage('r2', 'assistant', 'answer');
+      await f.store.createSession('c2', 'tui', { parentSessionId: 'r2' });
+      await f.store.appendMessage('c2', 'user', 'next prompt');
+      const conv = await f.store.getMessagesAsConversation('c2', { includeAncestors: true });
+      expect(conv.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['same prompt', 'next prompt']);
+      // Without ancestors nothing is dropped.
+      expect((await f.store.getMessagesAsConversation('r2')).filter((m) => m.role === 'user')).toHaveLength(2);
+    });
+
+    it('M10 strips recalled memory from assistant and user text', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'assistant', MEMORY_LEAK);
+      await f.store.appendMessage('s1', 'tool', `  ${MEMORY_LEAK}  `);
+      const conv = await f.store.getMessagesAsConversation('s1');
+      expect(conv[0]).toEqual({ role: 'assistant', content: 'Visible answer' });
+      expect(conv[1]!.content).toBe(`  ${MEMORY_LEAK}  `); // tool content is left untouched
+    });
+
+    it('M11-M18 restores reasoning fields on assistant messages only, by Hermes\' rules', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'user', 'hi', { reasoning: 'user reasoning is never replayed' });
+      await f.store.appendMessage('s1', 'assistant', null, {
+        toolCalls: [{ id: 'c1' }], reasoning: 'I should call a tool', finishReason: 'tool_calls',
+        reasoningDetails: [{ type: 'a' }, { type: 'b' }], codexReasoningItems: [{ encrypted_content: 'enc_blob_123' }],
+        codexMessageItems: [{ id: 'x' }, { id: 'y' }],
+      });
+      await f.store.appendMessage('s1', 'tool', 'result', { toolCallId: 'c1' });
+      await f.store.appendMessage('s1', 'assistant', '', { toolCalls: [{ id: 'c2' }], reasoningContent: '', reasoning: '' });
+      const conv = await f.store.getMessagesAsConversation('s1');
+      expect(conv).toHaveLength(4);
+      expect(conv[0]).toEqual({ role: 'user', content: 'hi' });
+      expect(conv[1]).toEqual({
+        role: 'assistant', content: null, tool_calls: [{ id: 'c1' }], finish_reason: 'tool_calls', reasoning: 'I should call a tool',
+        reasoning_details: [{ type: 'a' }, { type: 'b' }], codex_reasoning_items: [{ encrypted_content: 'enc_blob_123' }],
+        codex_message_items: [{ id: 'x' }, { id: 'y' }],
+      });
+      expect(conv[2]).toEqual({ role: 'tool', content: 'result', tool_call_id: 'c1' });
+      expect(conv[3]).toEqual({ role: 'assistant', content: '', tool_calls: [{ id: 'c2' }], reasoning_content: '' });
+    });
+  });
+
+  describe('windows around a message', () => {
+    async function session(n: number, roles: (i: number) => string = (i) => (i % 2 ? 'assistant' : 'user')) {
+      await f.store.createSession('w', 'cli');
+      const ids: number[] = [];
+      for (let i = 0; i < n; i++) ids.push(await f.store.appendMessage('w', roles(i), `m${i}`));
+      return ids;
+    }
+
+    it('returns the anchor with up to `window` neighbours each side and says how many', async () => {
+      const ids = await session(10);
+      const mid = await f.store.getMessagesAround('w', ids[5]!, { window: 2 });
+      expect(mid.window.map((m) => m.content)).toEqual(['m3', 'm4', 'm5', 'm6', 'm7']);
+      expect([mid.messagesBefore, mid.messagesAfter]).toEqual([2, 2]);
+      const start = await f.store.getMessagesAround('w', ids[1]!, { window: 3 });
+      expect(start.window.map((m) => m.content)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4']);
+      expect([start.messagesBefore, start.messagesAfter]).toEqual([1, 3]);
+      const neg = await f.store.getMessagesAround('w', ids[4]!, { window: -3 });
+      expect(neg.window.map((m) => m.content)).toEqual(['m4']);
+      expect((await f.store.getMessagesAround('w', ids[4]!)).window).toHaveLength(10);
+    });
+
+    it('returns an empty window for an anchor outside the session', async () => {
+      const ids = await session(3);
+      await f.store.createSession('other', 'cli');
+      expect(await f.store.getMessagesAround('other', ids[0]!)).toEqual({ window: [], messagesBefore: 0, messagesAfter: 0 });
+      expect(await f.store.getAnchoredView('other', ids[0]!)).toEqual({
+        window: [], messagesBefore: 0, messagesAfter: 0, bookendStart: [], bookendEnd: [],
+      });
+    });
+
+    it('filters the anchored view to kept roles, keeps the anchor, and adds bookends', async () => {
+      const roles = (i: number) => (i % 3 === 2 ? 'tool' : i % 3 === 1 ? 'assistant' : 'user');
+      const ids = await session(30, roles);
+      const view = await f.store.getAnchoredView('w', ids[14]!, { window: 2, bookend: 2 });
+      // Window m12..m16; m14 is a tool message but is the anchor.
+      expect(view.window.map((m) => m.content)).toEqual(['m12', 'm13', 'm14', 'm15', 'm16']);
+      const view2 = await f.store.getAnchoredView('w', ids[15]!, { window: 2, bookend: 2 });
+      expect(view2.window.map((m) => m.content)).toEqual(['m13', 'm15', 'm16']);
+      expect(view2.bookendStart.map((m) => m.content)).toEqual(['m0', 'm1']);
+      expect(view2.bookendEnd.map((m) => m.content)).toEqual(['m27', 'm28']);
+      const all = await f.store.getAnchoredView('w', ids[15]!, { window: 1, bookend: 1, keepRoles: null });
+      expect(all.window.map((m) => m.content)).toEqual(['m14', 'm15', 'm16']);
+      expect(all.bookendEnd.map((m) => m.content)).toEqual(['m29']);
+      const none = await f.store.getAnchoredView('w', ids[15]!, { window: 1, bookend: 0 });
+      expect([none.bookendStart, none.bookendEnd]).toEqual([[], []]);
+    });
+
+    it('skips empty-content turns in bookends but counts structured content as content', async () => {
+      await f.store.createSession('b', 'cli');
+      await f.store.appendMessage('b', 'assistant', '', { toolCalls: [{ id: 'c' }] });
+      await f.store.appendMessage('b', 'user', [{ type: 'text', text: 'picture' }]);
+      for (let i = 0; i < 5; i++) await f.store.appendMessage('b', 'user', `x${i}`);
+      const last = (await f.store.getMessages('b')).at(-1)!;
+      const view = await f.store.getAnchoredView('b', last.id, { window: 1, bookend: 3 });
+      expect(view.bookendStart.map((m) => m.content)).toEqual([[{ type: 'text', text: 'picture' }], 'x0', 'x1']);
+    });
+  });
+}
