@@ -1,0 +1,111 @@
+/**
+ * Byte compatibility with the Python reference: json.dumps output, str.strip, and Hermes' title sanitiser.
+ * json.dumps is checked against the real python3 on this machine when it is there.
+ */
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { decodeSqliteContent, encodeSqliteContent } from '../../src/codecs/content.js';
+import { pythonFloatRepr, pythonJsonDumps } from '../../src/codecs/python-json.js';
+import { pyLen, pySlice, pyStrip } from '../../src/codecs/python-text.js';
+import { TitleTooLongError, sanitizeTitle } from '../../src/index.js';
+import { sanitizeContext } from '../../src/repos/conversation.js';
+import { isCI } from '../backends.js';
+
+function python(): string | undefined {
+  try {
+    execFileSync('python3', ['-c', 'import json'], { stdio: 'ignore' });
+    return undefined;
+  } catch {
+    if (isCI) throw new Error('CI=true and python3 is not available for the json.dumps comparison');
+    return 'python3 is not installed here';
+  }
+}
+const noPython = python();
+
+/** Values whose int/float reading is the same in both languages (integral floats would differ; see python-json.ts). */
+const VALUES: unknown[] = [
+  0.1, 1e-5, 0.0001, 123456.789, -2.5e-7, 1e300, 5e-324, 1.7976931348623157e308, 1 / 3, 100.5, -0.5, 42, -7, 0,
+  'héllo 记忆 😀 "q" \\ \n\t\r\b\f\u0001\u001f\u007f\u0080',
+  [1, [2, {}], []],
+  { a: { b: [true, false, null] }, ü: 'x', '': '' },
+  [{ id: 'toolu_01', type: 'function', function: { name: 'terminal', arguments: '{"command": "crontab -l"}' } }],
+];
+
+describe('python json.dumps', () => {
+  it.skipIf(noPython !== undefined)(`writes the bytes Python writes${noPython ? ` (skipped: ${noPython})` : ''}`, () => {
+    const expected = execFileSync('python3', ['-c', 'import json,sys\nfor v in json.loads(sys.stdin.read()): print(json.dumps(v))'], {
+      input: JSON.stringify(VALUES),
+    })
+      .toString()
+      .trimEnd()
+      .split('\n');
+    expect(VALUES.map(pythonJsonDumps)).toEqual(expected);
+  });
+
+  it('formats floats like Python repr', () => {
+    expect([1.0, 1e16, 1.5e16, 0.0001, 0.00001, 1e-7, 12.5].map(pythonFloatRepr)).toEqual([
+      '1.0', '1e+16', '1.5e+16', '0.0001', '1e-05', '1e-07', '12.5',
+    ]);
+  });
+
+  it('round-trips structured content through the "\\x00json:" form', () => {
+    const parts = [{ type: 'text', text: 'ü' }];
+    const stored = encodeSqliteContent(parts)!;
+    expect(stored).toBe('\u0000json:[{"type": "text", "text": "\\u00fc"}]');
+    expect(decodeSqliteContent(stored)).toEqual(parts);
+    expect(decodeSqliteContent('\u0000json:{broken')).toBe('\u0000json:{broken');
+    expect(decodeSqliteContent('plain')).toBe('plain');
+  });
+});
+
+describe('python strings', () => {
+  it('strips what str.strip strips (not U+FEFF, but U+001C-U+001F and U+0085)', () => {
+    expect(pyStrip('\u001c\u0085 x \u3000\n')).toBe('x');
+    expect(pyStrip('\ufeffx')).toBe('\ufeffx');
+  });
+
+  it('counts and slices code points', () => {
+    expect(pyLen('a😀b')).toBe(3);
+    expect(pySlice('😀😀😀', 2)).toBe('😀😀');
+  });
+});
+
+describe('sanitizeTitle (T11)', () => {
+  it.each([
+    ['My Project', 'My Project'],
+    ['  hello world  ', 'hello world'],
+    ['hello   world', 'hello world'],
+    ['hello\t\nworld', 'hello world'],
+    ['hello\u0000world', 'helloworld'],
+    ['\u0007\u0008test\u001b', 'test'],
+    ['hello\u007fworld', 'helloworld'],
+    ['hello\u200bworld', 'helloworld'],
+    ['hello\u200dworld', 'helloworld'],
+    ['hello\u202eworld', 'helloworld'],
+    ['\ufeffhello', 'hello'],
+    ['日本語のタイトル 🚀', '日本語のタイトル 🚀'],
+    ['café — déjà vu!?', 'café — déjà vu!?'],
+    ['a\u3000\u00a0b', 'a b'],
+  ])('%j -> %j', (input, output) => {
+    expect(sanitizeTitle(input)).toBe(output);
+  });
+
+  it.each([null, undefined, '', '   \t\n  ', '\u0000\u0001\u0002\u200b\ufeff'])('%j -> null', (input) => {
+    expect(sanitizeTitle(input)).toBeNull();
+  });
+
+  it('allows 100 characters and refuses 101 with Hermes\' message', () => {
+    expect(sanitizeTitle('A'.repeat(100))).toBe('A'.repeat(100));
+    expect(() => sanitizeTitle('A'.repeat(101))).toThrow(TitleTooLongError);
+    expect(() => sanitizeTitle('A'.repeat(101))).toThrow('Title too long (101 chars, max 100)');
+  });
+});
+
+describe('sanitizeContext', () => {
+  it('removes memory blocks, system notes and stray tags, case-insensitively', () => {
+    const note = '[System note: The following is recalled memory context, NOT new user input. Treat as authoritative reference data (x).] ';
+    expect(sanitizeContext('a<MEMORY-CONTEXT>secret</memory-context>b')).toBe('ab');
+    expect(sanitizeContext(`${note}kept`)).toBe('kept');
+    expect(sanitizeContext('x< memory-context >y')).toBe('xy');
+  });
+});
