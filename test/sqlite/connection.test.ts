@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConnectionError, type SqliteBackend, openStore } from '../../src/index.js';
+import Database from 'better-sqlite3';
+import { ConnectionError, type SqliteBackend, StoreBusyError, openStore } from '../../src/index.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-conn-'));
 const file = (name: string) => path.join(dir, name);
@@ -75,6 +76,31 @@ describe('SQLite connection', () => {
       await store.close();
     }
     expect(fs.readFileSync(target).equals(before)).toBe(true);
+  });
+
+  it('waits for another writer, then gives up with StoreBusyError after the deadline, writing nothing', async () => {
+    const target = file('busy.db');
+    const store = await openStore(target, { busyTimeoutMs: 20, writeDeadlineMs: 300 });
+    await store.createSession('s', 'cli');
+    const other = new Database(target);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const started = Date.now();
+      const error = await store.appendMessage('s', 'user', 'blocked').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreBusyError);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      // A writer that lets go before the deadline is waited for.
+      // Opening an up-to-date store does not need the write lock.
+      const patient = await openStore(target, { busyTimeoutMs: 20, writeDeadlineMs: 5000 });
+      setTimeout(() => other.exec('COMMIT'), 150);
+      expect(await patient.appendMessage('s', 'user', 'waited')).toBeGreaterThan(0);
+      await patient.close();
+    } finally {
+      if (other.inTransaction) other.exec('COMMIT');
+      other.close();
+    }
+    expect((await store.getMessages('s')).map((m) => m.content)).toEqual(['waited']);
+    await store.close();
   });
 
   it('gives a typed error naming the file for a missing directory, a non-database file and a truncated one', async () => {

@@ -23,11 +23,23 @@ export interface PgMigrateOptions {
   where: string;
 }
 
-async function recordedHashes(db: Executor): Promise<string[]> {
-  const [exists] = rowsOf<{ exists: boolean }>(
-    await db.execute(sql`SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL AS "exists"`),
+/**
+ * Whether a table exists, read from pg_class under the statement's snapshot. Not to_regclass(): it resolves
+ * names through the backend's catalog cache, which takes no lock and so may not have seen another
+ * session's just-committed CREATE (found by the concurrent-migration test: a migrator that waited on the
+ * advisory lock still saw "no migrations table" while the tables were there).
+ */
+async function tableExists(db: Executor, schema: string, table: string): Promise<boolean> {
+  const [row] = rowsOf<{ exists: boolean }>(
+    await db.execute(sql`SELECT EXISTS (
+      SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ${schema} AND c.relname = ${table}) AS "exists"`),
   );
-  if (!exists?.exists) return [];
+  return row?.exists === true;
+}
+
+async function recordedHashes(db: Executor): Promise<string[]> {
+  if (!(await tableExists(db, 'drizzle', '__drizzle_migrations'))) return [];
   return rowsOf<{ hash: string }>(await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`)).map(
     (r) => r.hash,
   );
@@ -35,15 +47,15 @@ async function recordedHashes(db: Executor): Promise<string[]> {
 
 export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
+  // Fast path without the lock: an up-to-date database (the common open) needs nothing.
+  const current = planMigrations(local, await recordedHashes(db));
+  if (current.pending.length === 0 && current.unknownHashes.length === 0) {
+    return { applied: [], alreadyApplied: local.length, total: local.length };
+  }
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
     const recorded = await recordedHashes(tx);
-    if (recorded.length === 0) {
-      const [row] = rowsOf<{ exists: boolean }>(
-        await tx.execute(sql`SELECT to_regclass('public.sessions') IS NOT NULL AS "exists"`),
-      );
-      if (row?.exists) throw foreignDatabaseError(options.where);
-    }
+    if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where);
     const plan = planMigrations(local, recorded);
     assertNoUnknownMigrations(plan, options.where);
     // Drizzle's own DDL for the bookkeeping table, so drizzle-kit and this migrator share it.

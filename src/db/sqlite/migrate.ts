@@ -18,7 +18,7 @@ import {
   readMigrations,
   statementFailed,
 } from '../migrations.js';
-import { immediateTransaction, isSqliteBusy } from './busy.js';
+import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 
 const MIGRATIONS_TABLE = '__drizzle_migrations';
 // Drizzle's own DDL for the table, so drizzle-kit and this migrator share it.
@@ -41,6 +41,12 @@ function recordedHashes(client: Database): string[] {
 
 export async function migrateSqlite(client: Database, options: SqliteMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
+  // Fast path without the write lock: an up-to-date database (the common open) needs nothing. The read
+  // itself can meet SQLITE_BUSY while another process migrates (no WAL yet on a new file), so it retries.
+  const current = planMigrations(local, await retryWhileBusy(() => recordedHashes(client), { deadlineMs: options.deadlineMs }));
+  if (current.pending.length === 0 && current.unknownHashes.length === 0) {
+    return { applied: [], alreadyApplied: local.length, total: local.length };
+  }
   client.pragma('foreign_keys = OFF');
   try {
     return await immediateTransaction(
