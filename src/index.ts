@@ -21,7 +21,12 @@ export {
   type TelegramTopicBindingQuery,
   type BindTelegramTopicOptions,
   type UnlinkedTelegramSessionsQuery,
+  type SearchMessagesOptions,
+  type SearchSessionsOptions,
 } from './store.js';
+export { SearchRepo, planSearch, MAX_QUERY_CHARS, type SearchHit, type SearchContextEntry, type SessionWithActivity } from './repos/search.js';
+export { sanitizeFts5Query } from './search/sanitize.js';
+export { parseQuery, type QueryNode, type Phrase, type ParsedQuery } from './search/query.js';
 export type {
   SessionRow,
   MessageRow,

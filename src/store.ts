@@ -18,6 +18,7 @@ import { LineageRepo } from './repos/lineage.js';
 import { ExportRepo, MaintenanceRepo } from './repos/maintenance.js';
 import { MessageRepo } from './repos/messages.js';
 import { MetaRepo } from './repos/meta.js';
+import { type SearchHit, SearchRepo, type SessionWithActivity } from './repos/search.js';
 import { SessionRepo } from './repos/sessions.js';
 import { TelegramTopicRepo } from './repos/telegram-topics.js';
 import { TitleRepo, sanitizeTitle } from './repos/titles.js';
@@ -54,6 +55,8 @@ export type TelegramTopicModeQuery = Input<'topicModeQuery'>;
 export type TelegramTopicBindingQuery = Input<'topicBindingQuery'>;
 export type BindTelegramTopicOptions = Input<'bindTopicOptions'>;
 export type UnlinkedTelegramSessionsQuery = Input<'unlinkedQuery'>;
+export type SearchMessagesOptions = Input<'searchMessagesOptions'>;
+export type SearchSessionsOptions = Input<'searchSessionsOptions'>;
 
 export { sanitizeTitle };
 
@@ -69,6 +72,7 @@ export class SessionStore {
   readonly meta: MetaRepo;
   readonly exports: ExportRepo;
   readonly maintenance: MaintenanceRepo;
+  readonly search: SearchRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
   private closed = false;
 
@@ -85,6 +89,7 @@ export class SessionStore {
     this.meta = new MetaRepo(ctx);
     this.exports = new ExportRepo(ctx, this.messages);
     this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
+    this.search = new SearchRepo(ctx);
   }
 
   /** The dialect behind this store: 'sqlite' or 'pg'. */
@@ -374,6 +379,25 @@ export class SessionStore {
   async failHandoff(sessionId: string, error: string): Promise<void> {
     this.assertOpen();
     await this.handoffs.fail(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, error, 'error'));
+  }
+
+  // ── Search ──
+
+  /**
+   * Full-text search over messages (content, tool name and tool-call arguments). Any string gives results
+   * or an empty list. `sort`: 'newest', 'oldest', anything else relevance.
+   */
+  async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
+    this.assertOpen();
+    const q = v.validate(v.searchQuery, query, 'query');
+    return this.search.searchMessages(q, v.validate(v.searchMessagesOptions, options, 'options'));
+  }
+
+  /** Sessions by latest activity, optionally of one source, with `lastActive`. */
+  async searchSessions(options: SearchSessionsOptions = {}): Promise<SessionWithActivity[]> {
+    this.assertOpen();
+    const o = v.validate(v.searchSessionsOptions, options, 'options');
+    return this.search.searchSessions(o.source, o.limit, o.offset);
   }
 
   // ── Export ──

@@ -252,3 +252,19 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, field: 
 
 /** A message id (a positive integer). */
 export const messageId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+/** A search query: any string (NUL and lone surrogates are neutralised by the search, not refused). */
+export const searchQuery = z.string();
+export const searchMessagesOptions = z
+  .object({
+    sourceFilter: z.array(text).nullish(),
+    excludeSources: z.array(text).nullish(),
+    roleFilter: z.array(text).nullish(),
+    limit: int.default(20),
+    offset: count.default(0),
+    sort: z.string().nullish(),
+  })
+  .strict();
+export const searchSessionsOptions = z
+  .object({ source: optionalText, limit: int.default(20), offset: count.default(0) })
+  .strict();

@@ -10,9 +10,12 @@ RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN COALESCE(content, content_json::text, '') || ' ' || COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls::text, '');
 --> statement-breakpoint
--- Word index. The 'simple' configuration lower-cases and splits like FTS5 unicode61: no stemming, no stop words.
+-- Word index, cut like FTS5's unicode61: every run of characters that are not letters or digits is a
+-- separator (Postgres' own parser would keep "p2.2", "user@example.com" or "2024-01-01" whole), then the
+-- 'simple' configuration lower-cases: no stemming, no stop words. Diacritics are kept (unicode61 folds them).
 ALTER TABLE messages ADD COLUMN search_vector tsvector
-    GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, message_search_text(content, content_json, tool_name, tool_calls))) STORED;
+    GENERATED ALWAYS AS (to_tsvector('simple'::regconfig,
+        regexp_replace(message_search_text(content, content_json, tool_name, tool_calls), '[^[:alnum:]]+', ' ', 'g'))) STORED;
 --> statement-breakpoint
 CREATE INDEX idx_messages_search_vector ON messages USING gin (search_vector);
 --> statement-breakpoint

@@ -7,6 +7,22 @@ import type { SQL } from 'drizzle-orm';
 import type { MessageContent, MessageContentInput } from '../codecs/content.js';
 import type { JsonInput, JsonValue } from '../codecs/json.js';
 import type { Op } from './ops.js';
+import type { QueryNode } from '../search/query.js';
+
+export type SearchOrder = 'relevance' | 'newest' | 'oldest';
+
+/**
+ * The search statements of a dialect. Each returns rows with id, session_id, role, timestamp, tool_name,
+ * source, model, session_started, and either `snippet` (computed in SQL) or `search_text` (snippet to be
+ * computed by the caller). `where` is a fragment of extra conditions, each starting with AND.
+ */
+export interface SearchStatements {
+  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number): SQL;
+  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number): SQL;
+  /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first. */
+  like(tokens: string[], where: SQL, limit: number, offset: number): SQL;
+  snippetsInSql: boolean;
+}
 
 export interface ValueDecoders {
   /** Epoch seconds from a time column or expression (REAL on SQLite, timestamptz text on Postgres). */
@@ -50,6 +66,7 @@ export interface Dialect {
   contentLength(alias: string): SQL;
 
   readonly decode: ValueDecoders;
+  readonly search: SearchStatements;
 
   /** Run a read-only operation (a consistent snapshot where the backend offers one cheaply). */
   read<T>(op: () => Op<T>): Promise<T>;

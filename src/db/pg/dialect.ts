@@ -8,6 +8,7 @@ import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
 import type { Dialect, ValueDecoders } from '../dialect.js';
 import type { Op } from '../ops.js';
+import { pgSearch } from '../../sql/pg-search.js';
 import { type PgDb, rowsOf } from './open.js';
 
 type Executor = Pick<PgDb, 'execute'>;
@@ -38,6 +39,7 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
   readonly decode = decoders;
+  readonly search = pgSearch;
 
   constructor(private readonly db: PgDb) {}
 

@@ -10,6 +10,7 @@ import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { Dialect, ValueDecoders } from '../dialect.js';
 import type { Op, Query } from '../ops.js';
+import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, retryWhileBusy } from './busy.js';
 
 const compiler = new SQLiteSyncDialect();
@@ -33,6 +34,7 @@ const decoders: ValueDecoders = {
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
   readonly decode = decoders;
+  readonly search = sqliteSearch;
   private readonly statements = new Map<string, Statement>();
 
   constructor(

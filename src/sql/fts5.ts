@@ -1,0 +1,66 @@
+/**
+ * FTS5 fragments: the MATCH string emitted from a parsed query, and the search statements over Hermes'
+ * two FTS5 tables (messages_fts: unicode61 words; messages_fts_trigram: substrings).
+ */
+import type { QueryNode } from '../search/query.js';
+
+/** The MATCH expression for a parsed query: every phrase quoted, every operator explicit and grouped. */
+export function fts5Match(node: QueryNode): string {
+  switch (node.kind) {
+    case 'phrase':
+      return `"${node.text.replace(/"/g, '""')}"${node.prefix ? '*' : ''}`;
+    case 'and':
+      return `(${node.children.map(fts5Match).join(' AND ')})`;
+    case 'or':
+      return `(${node.children.map(fts5Match).join(' OR ')})`;
+    case 'not':
+      return `(${fts5Match(node.left)} NOT ${fts5Match(node.right)})`;
+  }
+}
+
+import { type SQL, sql } from 'drizzle-orm';
+import type { SearchOrder, SearchStatements } from '../db/dialect.js';
+
+const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
+
+function ftsSearch(table: 'messages_fts' | 'messages_fts_trigram', match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number): SQL {
+  const fts = sql.raw(table);
+  const orderBy =
+    order === 'newest'
+      ? sql`m.timestamp DESC, rank, m.id DESC`
+      : order === 'oldest'
+        ? sql`m.timestamp ASC, rank, m.id ASC`
+        : sql`rank, m.id`;
+  return sql`
+    SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet
+    FROM ${fts}
+    JOIN messages m ON m.id = ${fts}.rowid
+    JOIN sessions s ON s.id = m.session_id
+    WHERE ${fts} MATCH ${fts5Match(match)} ${where}
+    ORDER BY ${orderBy}
+    LIMIT ${limit} OFFSET ${offset}`;
+}
+
+/** Structured content as its JSON text (SQLite's text functions stop at the NUL of "\x00json:"). */
+export const SQLITE_SEARCHABLE_CONTENT = sql`CASE WHEN substr(CAST(m.content AS BLOB), 1, 6) = X'006A736F6E3A'
+  THEN CAST(substr(CAST(m.content AS BLOB), 7) AS TEXT) ELSE m.content END`;
+
+export const sqliteSearch: SearchStatements = {
+  words: (match, where, order, limit, offset) => ftsSearch('messages_fts', match, where, order, limit, offset),
+  substrings: (match, where, order, limit, offset) => ftsSearch('messages_fts_trigram', match, where, order, limit, offset),
+  like: (tokens, where, limit, offset) => {
+    const clauses = tokens.map((token) => {
+      const pattern = `%${token.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;
+      return sql`(${SQLITE_SEARCHABLE_CONTENT} LIKE ${pattern} ESCAPE '\\' OR m.tool_name LIKE ${pattern} ESCAPE '\\'
+                  OR m.tool_calls LIKE ${pattern} ESCAPE '\\')`;
+    });
+    return sql`
+      SELECT ${HIT_COLUMNS},
+        substr(${SQLITE_SEARCHABLE_CONTENT}, max(1, instr(${SQLITE_SEARCHABLE_CONTENT}, ${tokens[0]!}) - 40), 120) AS snippet
+      FROM messages m JOIN sessions s ON s.id = m.session_id
+      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
+      ORDER BY m.timestamp DESC, m.id DESC
+      LIMIT ${limit} OFFSET ${offset}`;
+  },
+  snippetsInSql: true,
+};

@@ -1,0 +1,88 @@
+/**
+ * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words), as
+ * ILIKE predicates over message_search_text() served by the pg_trgm index (substrings), and the same
+ * LIKE scan as SQLite for short CJK. Snippets are computed in TypeScript from `search_text`.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import type { SearchOrder, SearchStatements } from '../db/dialect.js';
+import type { QueryNode } from '../search/query.js';
+
+const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
+const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model,
+  s.started_at AS session_started, ${SEARCH_TEXT} AS search_text`;
+
+const lexeme = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** The tsquery text for a parsed query (cast with ::tsquery, so no parser re-cuts the words). */
+export function tsqueryText(node: QueryNode): string {
+  switch (node.kind) {
+    case 'phrase': {
+      const parts = node.tokens.map((t, i) => `${lexeme(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`);
+      return parts.length === 1 ? parts[0]! : `(${parts.join(' <-> ')})`;
+    }
+    case 'and':
+      return `(${node.children.map(tsqueryText).join(' & ')})`;
+    case 'or':
+      return `(${node.children.map(tsqueryText).join(' | ')})`;
+    case 'not':
+      return `(${tsqueryText(node.left)} & !${tsqueryText(node.right)})`;
+  }
+}
+
+const likePattern = (text: string) => `%${text.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;
+
+/** Substring semantics of FTS5's trigram tokenizer: case-insensitive, each phrase 3+ characters. */
+function substringPredicate(node: QueryNode): SQL {
+  switch (node.kind) {
+    case 'phrase':
+      return sql`${SEARCH_TEXT} ILIKE ${likePattern(node.text)} ESCAPE '\\'`;
+    case 'and':
+      return sql`(${sql.join(node.children.map(substringPredicate), sql` AND `)})`;
+    case 'or':
+      return sql`(${sql.join(node.children.map(substringPredicate), sql` OR `)})`;
+    case 'not':
+      return sql`(${substringPredicate(node.left)} AND NOT ${substringPredicate(node.right)})`;
+  }
+}
+
+function orderBy(order: SearchOrder, relevance: SQL): SQL {
+  if (order === 'newest') return sql`m.timestamp DESC, m.id DESC`;
+  if (order === 'oldest') return sql`m.timestamp ASC, m.id ASC`;
+  return relevance;
+}
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const asciiLower = (expr: SQL) => sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text)`;
+const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
+
+export const pgSearch: SearchStatements = {
+  words: (match, where, order, limit, offset) => sql`
+    SELECT ${HIT_COLUMNS}
+    FROM messages m JOIN sessions s ON s.id = m.session_id, CAST(${tsqueryText(match)}::text AS tsquery) q
+    WHERE m.search_vector @@ q ${where}
+    ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
+    LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
+  substrings: (match, where, order, limit, offset) => sql`
+    SELECT ${HIT_COLUMNS}
+    FROM messages m JOIN sessions s ON s.id = m.session_id
+    WHERE ${substringPredicate(match)} ${where}
+    ORDER BY ${orderBy(order, sql`m.timestamp DESC, m.id DESC`)}
+    LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
+  like: (tokens, where, limit, offset) => {
+    // SQLite's LIKE folds ASCII only; translate() does the same here.
+    const clauses = tokens.map((token) => {
+      const pattern = asciiLower(sql`${likePattern(token)}::text`);
+      return sql`(${asciiLower(CONTENT_TEXT)} LIKE ${pattern} ESCAPE '\\' OR ${asciiLower(sql`m.tool_name`)} LIKE ${pattern} ESCAPE '\\'
+                  OR ${asciiLower(sql`m.tool_calls::text`)} LIKE ${pattern} ESCAPE '\\')`;
+    });
+    return sql`
+      SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started,
+        substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
+      FROM messages m JOIN sessions s ON s.id = m.session_id
+      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
+      ORDER BY m.timestamp DESC, m.id DESC
+      LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+  },
+  snippetsInSql: false,
+};
