@@ -10,6 +10,7 @@ import { lineageContract } from './lineage.contract.js';
 import { messagesContract } from './messages.contract.js';
 import { migrationsContract } from './migrations.contract.js';
 import { schemaContract } from './schema.contract.js';
+import { searchContract } from './search.contract.js';
 import { sessionsContract } from './sessions.contract.js';
 import { telegramContract } from './telegram.contract.js';
 import { titlesContract } from './titles.contract.js';
@@ -29,6 +30,7 @@ export function runContractSuite(h: Harness): void {
       lineageContract(f);
       handoffsContract(f);
       telegramContract(f);
+      searchContract(f);
       validationContract(f);
     });
   });

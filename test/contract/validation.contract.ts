@@ -16,7 +16,7 @@ export const CONTRACT_METHODS = [
   'messageCount', 'getMeta', 'setMeta', 'requestHandoff', 'getHandoffState', 'listPendingHandoffs', 'claimHandoff',
   'completeHandoff', 'failHandoff', 'exportSession', 'exportAll', 'enableTelegramTopicMode', 'disableTelegramTopicMode',
   'isTelegramTopicModeEnabled', 'getTelegramTopicBinding', 'bindTelegramTopic', 'isTelegramSessionLinkedToTopic',
-  'listUnlinkedTelegramSessionsForUser', 'close',
+  'listUnlinkedTelegramSessionsForUser', 'searchMessages', 'searchSessions', 'close',
 ] as const;
 
 /** Methods that take no input to validate (nothing to get wrong), with the reason. */
@@ -106,6 +106,10 @@ const CASES: Case[] = [
   ['getTelegramTopicBinding', 'options.threadId', (s) => s.getTelegramTopicBinding({ chatId: 'c', threadId: bad(null) })],
   ['bindTelegramTopic', 'options.sessionKey', (s) => s.bindTelegramTopic(bad({ chatId: 1, threadId: 2, userId: 3, sessionId: 'seed' }))],
   ['isTelegramSessionLinkedToTopic', 'options.sessionId', (s) => s.isTelegramSessionLinkedToTopic(bad({}))],
+  ['searchMessages', 'query', (s) => s.searchMessages(bad(5))],
+  ['searchMessages', 'options.sourceFilter', (s) => s.searchMessages('x', { sourceFilter: bad('cli') })],
+  ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad(1) })],
+  ['searchSessions', 'options.limit', (s) => s.searchSessions({ limit: bad('x') })],
   ['listUnlinkedTelegramSessionsForUser', 'options.limit', (s) => s.listUnlinkedTelegramSessionsForUser({ userId: 'u', limit: bad('x') })],
 ];
 
