@@ -4,7 +4,7 @@
  * newest/oldest. Relevance order is allowed to differ (bm25 vs ts_rank) and is compared as a set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type SessionStore, openStore } from '../src/index.js';
+import { type JsonInput, type SessionStore, openStore } from '../src/index.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
 import { corpus, parityQueries } from './helpers/corpus.js';
 import { TestClock } from './helpers/store-fixture.js';
@@ -24,7 +24,7 @@ async function load(store: SessionStore): Promise<void> {
   const sessions = new Map(messages.map((m) => [m.session, m.source]));
   for (const [id, source] of sessions) await store.createSession(id, source);
   for (const m of messages) {
-    await store.appendMessage(m.session, m.role, m.content, { toolName: m.toolName ?? null, toolCalls: m.toolCalls ?? null });
+    await store.appendMessage(m.session, m.role, m.content, { toolName: m.toolName ?? null, toolCalls: (m.toolCalls ?? null) as JsonInput });
   }
 }
 

@@ -112,6 +112,8 @@ export const messages = pgTable(
   },
   (t) => [
     index('idx_messages_session').on(t.sessionId, t.timestamp),
+    // Newest-first search results stop after the first page instead of sorting every match.
+    index('idx_messages_timestamp').on(t.timestamp),
     check('messages_content_one_form', sql`${t.content} IS NULL OR ${t.contentJson} IS NULL`),
   ],
 );

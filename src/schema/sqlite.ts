@@ -98,7 +98,11 @@ export const messages = sqliteTable(
     /** JSON text. */
     codexMessageItems: text('codex_message_items'),
   },
-  (t) => [index('idx_messages_session').on(t.sessionId, t.timestamp)],
+  (t) => [
+    index('idx_messages_session').on(t.sessionId, t.timestamp),
+    // Newest-first search results stop after the first page instead of sorting every match.
+    index('idx_messages_timestamp').on(t.timestamp),
+  ],
 );
 
 export const stateMeta = sqliteTable('state_meta', {

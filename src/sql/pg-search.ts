@@ -70,7 +70,10 @@ export const pgSearch: SearchStatements = {
     ORDER BY ${orderBy(order, sql`m.timestamp DESC, m.id DESC`)}
     LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
   like: (tokens, where, limit, offset) => {
-    // SQLite's LIKE folds ASCII only; translate() does the same here.
+    // SQLite's LIKE folds ASCII only; translate() does the same here. That is costly over every row, so a
+    // cheap ILIKE over the trigram-indexed text first narrows the rows (ASCII-folded matches are a subset
+    // of ILIKE's Unicode-folded ones, so nothing is lost).
+    const prefilter = tokens.map((token) => sql`${SEARCH_TEXT} ILIKE ${likePattern(token)} ESCAPE '\\'`);
     const clauses = tokens.map((token) => {
       const pattern = asciiLower(sql`${likePattern(token)}::text`);
       return sql`(${asciiLower(CONTENT_TEXT)} LIKE ${pattern} ESCAPE '\\' OR ${asciiLower(sql`m.tool_name`)} LIKE ${pattern} ESCAPE '\\'
@@ -80,7 +83,7 @@ export const pgSearch: SearchStatements = {
       SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started,
         substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
       FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
+      WHERE (${sql.join(prefilter, sql` OR `)}) AND (${sql.join(clauses, sql` OR `)}) ${where}
       ORDER BY m.timestamp DESC, m.id DESC
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },

@@ -1,0 +1,10 @@
+/** `npm run bench`: every benchmark, one table. Figures, never assertions. */
+import os from 'node:os';
+import { benchSearch } from './search.js';
+
+const fmt = (n: number) => n.toFixed(2).padStart(8);
+console.log(`hermes-sessiondb bench — ${new Date().toISOString().slice(0, 10)} — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+const { rows, notes } = await benchSearch();
+for (const n of notes) console.log(n);
+console.log(`\n| backend  | search case        |  p50 ms |  p95 ms |  max ms | hits/query |\n|----------|--------------------|---------|---------|---------|------------|`);
+for (const r of rows) console.log(`| ${r.backend.padEnd(8)} | ${r.case.padEnd(18)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} |`);

@@ -1,0 +1,1 @@
+CREATE INDEX "idx_messages_timestamp" ON "messages" USING btree ("timestamp");
