@@ -76,7 +76,7 @@ export class SessionStore {
   private readonly backendImpl: SqliteBackend | PgBackend;
   private closed = false;
 
-  constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number) {
+  constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
     this.url = backend.url;
     const ctx: RepoContext = { d: dialect, now: clock };
@@ -89,7 +89,7 @@ export class SessionStore {
     this.meta = new MetaRepo(ctx);
     this.exports = new ExportRepo(ctx, this.messages);
     this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
-    this.search = new SearchRepo(ctx);
+    this.search = new SearchRepo(ctx, searchRankWindow);
   }
 
   /** The dialect behind this store: 'sqlite' or 'pg'. */

@@ -17,8 +17,12 @@ export type SearchOrder = 'relevance' | 'newest' | 'oldest';
  * computed by the caller). `where` is a fragment of extra conditions, each starting with AND.
  */
 export interface SearchStatements {
-  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number): SQL;
-  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number): SQL;
+  /**
+   * `rankWindow` caps the cost of a broad query: relevance is computed over the newest `rankWindow`
+   * matching messages only (newest/oldest orders see every match).
+   */
+  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;
+  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first. */
   like(tokens: string[], where: SQL, limit: number, offset: number): SQL;
   snippetsInSql: boolean;

@@ -83,8 +83,14 @@ export function planSearch(query: string): Plan {
   return parsed.ok ? { path: 'words', match: parsed.root } : { path: 'none' };
 }
 
+/** Default for `searchRankWindow`: relevance ranks the newest 5,000 matches of a query. */
+export const DEFAULT_RANK_WINDOW = 5000;
+
 export class SearchRepo {
-  constructor(private readonly ctx: RepoContext) {}
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly rankWindow: number = DEFAULT_RANK_WINDOW,
+  ) {}
 
   private filters(f: SearchMessagesFilters): SQL {
     const { d } = this.ctx;
@@ -109,7 +115,7 @@ export class SearchRepo {
     const statement =
       plan.path === 'like'
         ? d.search.like(plan.tokens, where, limit, f.offset)
-        : d.search[plan.path](plan.match, where, order, limit, f.offset);
+        : d.search[plan.path](plan.match, where, order, limit, f.offset, this.rankWindow);
     const phrases = plan.path === 'like' ? [] : positivePhrases(plan.match);
     return d.read(function* () {
       const found = yield* rows(statement);

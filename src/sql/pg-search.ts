@@ -51,18 +51,25 @@ function orderBy(order: SearchOrder, relevance: SQL): SQL {
   return relevance;
 }
 
+
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const asciiLower = (expr: SQL) => sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text)`;
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
 export const pgSearch: SearchStatements = {
-  words: (match, where, order, limit, offset) => sql`
-    SELECT ${HIT_COLUMNS}
-    FROM messages m JOIN sessions s ON s.id = m.session_id, CAST(${tsqueryText(match)}::text AS tsquery) q
-    WHERE m.search_vector @@ q ${where}
-    ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
-    LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
+  words: (match, where, order, limit, offset, rankWindow) => {
+    const from = sql`FROM messages m JOIN sessions s ON s.id = m.session_id, CAST(${tsqueryText(match)}::text AS tsquery) q
+      WHERE m.search_vector @@ q ${where}`;
+    // As on SQLite: relevance ranks the newest `rankWindow` matches only, which bounds a broad query.
+    const window =
+      order === 'relevance'
+        ? sql`AND m.id >= COALESCE((SELECT m.id ${from} ORDER BY m.id DESC OFFSET ${rankWindow - 1}::int8 LIMIT 1), 0)`
+        : sql``;
+    return sql`SELECT ${HIT_COLUMNS} ${from} ${window}
+      ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
+      LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+  },
   substrings: (match, where, order, limit, offset) => sql`
     SELECT ${HIT_COLUMNS}
     FROM messages m JOIN sessions s ON s.id = m.session_id
