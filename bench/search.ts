@@ -58,6 +58,8 @@ function cases(): Array<[string, (i: number) => string]> {
     ['code term', () => pick(CODE)],
     ['CJK 2 chars', () => pick(ZH).slice(0, 2)],
     ['CJK 4 chars', () => pick(cjk4).slice(0, 4)],
+    // Worst case of the short-CJK scan: a term that is nowhere, so every row is read.
+    ['CJK 2 chars, absent', () => '龘靐'],
   ];
 }
 

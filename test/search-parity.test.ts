@@ -16,6 +16,7 @@ import { TestClock } from './helpers/store-fixture.js';
 const KNOWN_DIFFERENCES = {
   diacritics: 'FTS5 unicode61 folds diacritics (café = cafe); the Postgres tsvector keeps them',
   'non-ASCII in JSON': "SQLite stores tool-call JSON as Python writes it (\\uXXXX escapes), so CJK there is unfindable, as in Hermes; Postgres jsonb keeps the characters",
+  'non-ASCII case on the short-CJK path': "SQLite's LIKE folds ASCII letters only; Postgres' ILIKE (index-friendly) folds every letter",
 };
 
 const messages = corpus(2000);
@@ -79,13 +80,15 @@ describe('search parity across backends', () => {
     if (!pgStore) return;
     for (const s of [stores.sqlite!, pgStore]) {
       await s.createSession('known', 'cli');
-      await s.appendMessage('known', 'user', 'un café noir', { toolName: 'search', toolCalls: [{ arguments: '{"q": "数据库迁移方案"}' }] });
+      await s.appendMessage('known', 'user', 'un café noir, Übersicht通信', { toolName: 'search', toolCalls: [{ arguments: '{"q": "数据库迁移方案"}' }] });
     }
     const count = async (s: SessionStore, q: string) => (await s.searchMessages(q, { sourceFilter: ['cli'], limit: -1 })).filter((h) => h.sessionId === 'known').length;
     // diacritics
     expect([await count(stores.sqlite!, 'cafe'), await count(pgStore, 'cafe')]).toEqual([1, 0]);
     // non-ASCII in JSON
     expect([await count(stores.sqlite!, '迁移方案'), await count(pgStore, '迁移方案')]).toEqual([0, 1]);
-    expect(Object.keys(KNOWN_DIFFERENCES)).toHaveLength(2);
+    // non-ASCII case on the short-CJK path
+    expect([await count(stores.sqlite!, 'übersicht通信'), await count(pgStore, 'übersicht通信')]).toEqual([0, 1]);
+    expect(Object.keys(KNOWN_DIFFERENCES)).toHaveLength(3);
   });
 });

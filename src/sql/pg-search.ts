@@ -1,7 +1,7 @@
 /**
  * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words), as
- * ILIKE predicates over message_search_text() served by the pg_trgm index (substrings), and the same
- * LIKE scan as SQLite for short CJK. Snippets are computed in TypeScript from `search_text`.
+ * ILIKE predicates over message_search_text() served by the pg_trgm index (substrings), and a newest-first
+ * ILIKE scan for short CJK. Snippets are computed in TypeScript from `search_text`.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { SearchOrder, SearchStatements } from '../db/dialect.js';
@@ -52,23 +52,31 @@ function orderBy(order: SearchOrder, relevance: SQL): SQL {
 }
 
 
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const LOWER = 'abcdefghijklmnopqrstuvwxyz';
-const asciiLower = (expr: SQL) => sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text)`;
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
 export const pgSearch: SearchStatements = {
   words: (match, where, order, limit, offset, rankWindow) => {
-    const from = sql`FROM messages m JOIN sessions s ON s.id = m.session_id, CAST(${tsqueryText(match)}::text AS tsquery) q
-      WHERE m.search_vector @@ q ${where}`;
-    // As on SQLite: relevance ranks the newest `rankWindow` matches only, which bounds a broad query.
-    const window =
-      order === 'relevance'
-        ? sql`AND m.id >= COALESCE((SELECT m.id ${from} ORDER BY m.id DESC OFFSET ${rankWindow - 1}::int8 LIMIT 1), 0)`
-        : sql``;
-    return sql`SELECT ${HIT_COLUMNS} ${from} ${window}
-      ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
-      LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+    const query = sql`CAST(${tsqueryText(match)}::text AS tsquery)`;
+    if (order !== 'relevance') {
+      return sql`SELECT ${HIT_COLUMNS}
+        FROM messages m JOIN sessions s ON s.id = m.session_id, ${query} q
+        WHERE m.search_vector @@ q ${where}
+        ORDER BY ${orderBy(order, sql``)} LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+    }
+    // As on SQLite, relevance ranks the newest `rankWindow` matches only. The matches are found once
+    // (a phrase's position recheck is the costly part), then ts_rank runs on the window alone.
+    return sql`
+      WITH newest AS MATERIALIZED (
+        SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id, ${query} q
+        WHERE m.search_vector @@ q ${where}
+        ORDER BY m.id DESC LIMIT ${rankWindow}::int8
+      ),
+      page AS (
+        SELECT m.id, ts_rank(m.search_vector, q) AS r FROM newest w JOIN messages m ON m.id = w.id, ${query} q
+        ORDER BY r DESC, m.id LIMIT ${limit}::int8 OFFSET ${offset}::int8
+      )
+      SELECT ${HIT_COLUMNS} FROM page p JOIN messages m ON m.id = p.id JOIN sessions s ON s.id = m.session_id
+      ORDER BY p.r DESC, p.id`;
   },
   substrings: (match, where, order, limit, offset) => sql`
     SELECT ${HIT_COLUMNS}
@@ -77,20 +85,19 @@ export const pgSearch: SearchStatements = {
     ORDER BY ${orderBy(order, sql`m.timestamp DESC, m.id DESC`)}
     LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
   like: (tokens, where, limit, offset) => {
-    // SQLite's LIKE folds ASCII only; translate() does the same here. That is costly over every row, so a
-    // cheap ILIKE over the trigram-indexed text first narrows the rows (ASCII-folded matches are a subset
-    // of ILIKE's Unicode-folded ones, so nothing is lost).
-    const prefilter = tokens.map((token) => sql`${SEARCH_TEXT} ILIKE ${likePattern(token)} ESCAPE '\\'`);
+    // Plain-column ILIKEs, so the planner can walk idx_messages_timestamp newest-first and stop after a
+    // page (a function or translate() here makes it expect one row and scan everything: 78 ms vs 0.9 ms
+    // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
     const clauses = tokens.map((token) => {
-      const pattern = asciiLower(sql`${likePattern(token)}::text`);
-      return sql`(${asciiLower(CONTENT_TEXT)} LIKE ${pattern} ESCAPE '\\' OR ${asciiLower(sql`m.tool_name`)} LIKE ${pattern} ESCAPE '\\'
-                  OR ${asciiLower(sql`m.tool_calls::text`)} LIKE ${pattern} ESCAPE '\\')`;
+      const pattern = likePattern(token);
+      return sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
+                  OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
     });
     return sql`
       SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started,
         substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
       FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE (${sql.join(prefilter, sql` OR `)}) AND (${sql.join(clauses, sql` OR `)}) ${where}
+      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
       ORDER BY m.timestamp DESC, m.id DESC
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },
