@@ -32,8 +32,8 @@ export const openStoreOptionsSchema = z
     readonly: z.boolean().default(false),
     /** Advanced: a different migrations folder (tests, forks). Defaults to the one shipped with the package. */
     migrationsFolder: z.string().min(1).optional(),
-    /** Relevance-ordered search ranks the newest this-many matches of a query (default 5,000), bounding broad queries. */
-    searchRankWindow: z.number().int().min(1).max(10_000_000).default(5000),
+    /** Relevance-ordered search ranks the newest this-many matches of a query (default 2,000), bounding broad queries. */
+    searchRankWindow: z.number().int().min(1).max(10_000_000).default(2000),
     /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
     clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })

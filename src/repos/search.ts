@@ -83,8 +83,8 @@ export function planSearch(query: string): Plan {
   return parsed.ok ? { path: 'words', match: parsed.root } : { path: 'none' };
 }
 
-/** Default for `searchRankWindow`: relevance ranks the newest 5,000 matches of a query. */
-export const DEFAULT_RANK_WINDOW = 5000;
+/** Default for `searchRankWindow`: relevance ranks the newest 2,000 matches of a query. */
+export const DEFAULT_RANK_WINDOW = 2000;
 
 export class SearchRepo {
   constructor(
