@@ -25,6 +25,8 @@ for (const h of harnesses) {
         // With a filter, the window counts the filtered matches: the old 'a' messages are still found.
         const onlyA = (await store.searchMessages('report', { sourceFilter: ['cli'], limit: -1 })).map((m) => m.id).sort((x, y) => x - y);
         expect(onlyA).toEqual(ids.slice(1, 4));
+        // A multi-word phrase is ranked over all its matches.
+        expect(await store.searchMessages('"report word"', { limit: -1 })).toHaveLength(5);
       } finally {
         await store.close();
       }

@@ -19,7 +19,7 @@ export type SearchOrder = 'relevance' | 'newest' | 'oldest';
 export interface SearchStatements {
   /**
    * `rankWindow` caps the cost of a broad query: relevance is computed over the newest `rankWindow`
-   * matching messages only (newest/oldest orders see every match).
+   * matching messages only (newest/oldest orders see every match); Infinity ranks every match.
    */
   words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;
   substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;

@@ -86,6 +86,17 @@ export function planSearch(query: string): Plan {
 /** Default for `searchRankWindow`: relevance ranks the newest 2,000 matches of a query. */
 export const DEFAULT_RANK_WINDOW = 2000;
 
+/**
+ * The rank window for a query: none (every match is ranked) when it holds a multi-word phrase. Phrases
+ * match few rows, and bounding them costs more than it saves: on Postgres the window's bound walks the
+ * primary key re-checking positions row by row (131 ms p50 at 200,000 messages, 19 ms without).
+ */
+export function rankWindowFor(match: QueryNode, rankWindow: number): number {
+  const hasPhrase = (n: QueryNode): boolean =>
+    n.kind === 'phrase' ? n.tokens.length > 1 : n.kind === 'not' ? hasPhrase(n.left) || hasPhrase(n.right) : n.children.some(hasPhrase);
+  return hasPhrase(match) ? Number.POSITIVE_INFINITY : rankWindow;
+}
+
 export class SearchRepo {
   constructor(
     private readonly ctx: RepoContext,
@@ -115,7 +126,7 @@ export class SearchRepo {
     const statement =
       plan.path === 'like'
         ? d.search.like(plan.tokens, where, limit, f.offset)
-        : d.search[plan.path](plan.match, where, order, limit, f.offset, this.rankWindow);
+        : d.search[plan.path](plan.match, where, order, limit, f.offset, rankWindowFor(plan.match, this.rankWindow));
     const phrases = plan.path === 'like' ? [] : positivePhrases(plan.match);
     return d.read(function* () {
       const found = yield* rows(statement);

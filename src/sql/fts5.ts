@@ -36,7 +36,11 @@ function ftsSearch(
   const expression = fts5Match(match);
   const from = sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
     WHERE ${fts} MATCH ${expression} ${where}`;
-  if (order !== 'relevance') {
+  if (order !== 'relevance' || !Number.isFinite(rankWindow)) {
+    if (order === 'relevance') {
+      return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
+        ORDER BY bm25(${fts}), ${fts}.rowid LIMIT ${limit} OFFSET ${offset}`;
+    }
     const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
     return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
       ORDER BY m.timestamp ${direction}, bm25(${fts}), m.id ${direction} LIMIT ${limit} OFFSET ${offset}`;

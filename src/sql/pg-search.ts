@@ -63,7 +63,7 @@ export const pgSearch: SearchStatements = {
     // messages: 28 ms p50 for a common term, against 48 ms ranking every match, and 58 ms when the
     // window was materialised first).
     const window =
-      order === 'relevance'
+      order === 'relevance' && Number.isFinite(rankWindow)
         ? sql`AND m.id >= COALESCE((SELECT m.id ${from} ORDER BY m.id DESC OFFSET ${rankWindow - 1}::int8 LIMIT 1), 0)`
         : sql``;
     return sql`SELECT ${HIT_COLUMNS} ${from} ${window}
