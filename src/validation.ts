@@ -167,22 +167,8 @@ export const replacementMessage = z
     }
     return out;
   })
-  .pipe(
-    z.object({
-      role: text.optional(),
-      content,
-      toolCallId: optionalText,
-      toolCalls: optionalJson,
-      toolName: optionalText,
-      tokenCount: int.nullish(),
-      finishReason: optionalText,
-      reasoning: optionalText,
-      reasoningContent: optionalText,
-      reasoningDetails: optionalJson,
-      codexReasoningItems: optionalJson,
-      codexMessageItems: optionalJson,
-    }),
-  );
+  // The same fields as appendMessage's options, plus role and content; other keys are ignored.
+  .pipe(z.object({ role: text.optional(), content, ...appendMessageOptions.shape }));
 export const replacementMessages = z.array(replacementMessage);
 
 export const conversationOptions = z.object({ includeAncestors: z.boolean().default(false) }).strict();
