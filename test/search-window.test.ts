@@ -25,8 +25,11 @@ for (const h of harnesses) {
         // With a filter, the window counts the filtered matches: the old 'a' messages are still found.
         const onlyA = (await store.searchMessages('report', { sourceFilter: ['cli'], limit: -1 })).map((m) => m.id).sort((x, y) => x - y);
         expect(onlyA).toEqual(ids.slice(1, 4));
-        // A multi-word phrase is ranked over all its matches.
-        expect(await store.searchMessages('"report word"', { limit: -1 })).toHaveLength(5);
+        // A phrase's window is counted on its words (the relaxed query): the newest 3 'report AND word'
+        // messages are the last three, and all three are phrase matches.
+        const phrase = (await store.searchMessages('"report word"', { limit: -1 })).map((m) => m.id).sort((x, y) => x - y);
+        expect(phrase).toEqual(ids.slice(3));
+        expect(await store.searchMessages('"report word"', { sort: 'oldest', limit: -1 })).toHaveLength(5);
       } finally {
         await store.close();
       }

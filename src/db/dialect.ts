@@ -11,6 +11,11 @@ import type { QueryNode } from '../search/query.js';
 
 export type SearchOrder = 'relevance' | 'newest' | 'oldest';
 
+export interface RankWindow {
+  size: number;
+  match: QueryNode;
+}
+
 /**
  * The search statements of a dialect. Each returns rows with id, session_id, role, timestamp, tool_name,
  * source, model, session_started, and either `snippet` (computed in SQL) or `search_text` (snippet to be
@@ -18,11 +23,12 @@ export type SearchOrder = 'relevance' | 'newest' | 'oldest';
  */
 export interface SearchStatements {
   /**
-   * `rankWindow` caps the cost of a broad query: relevance is computed over the newest `rankWindow`
-   * matching messages only (newest/oldest orders see every match); Infinity ranks every match.
+   * `window` caps the cost of a broad query: relevance is ranked among the matches no older than the
+   * `size`-th newest message matching `window.match` (a relaxed form of the query whose matches are a
+   * superset, cheap to walk newest-first). Newest/oldest orders see every match.
    */
-  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;
-  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, rankWindow: number): SQL;
+  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, window: RankWindow): SQL;
+  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, window: RankWindow): SQL;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first. */
   like(tokens: string[], where: SQL, limit: number, offset: number): SQL;
   snippetsInSql: boolean;

@@ -19,7 +19,7 @@ export function fts5Match(node: QueryNode): string {
 }
 
 import { type SQL, sql } from 'drizzle-orm';
-import type { SearchOrder, SearchStatements } from '../db/dialect.js';
+import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
 
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 
@@ -30,17 +30,13 @@ function ftsSearch(
   order: SearchOrder,
   limit: number,
   offset: number,
-  rankWindow: number,
+  window: RankWindow,
 ): SQL {
   const fts = sql.raw(table);
-  const expression = fts5Match(match);
-  const from = sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
-    WHERE ${fts} MATCH ${expression} ${where}`;
-  if (order !== 'relevance' || !Number.isFinite(rankWindow)) {
-    if (order === 'relevance') {
-      return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
-        ORDER BY bm25(${fts}), ${fts}.rowid LIMIT ${limit} OFFSET ${offset}`;
-    }
+  const fromWhere = (node: QueryNode) => sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
+    WHERE ${fts} MATCH ${fts5Match(node)} ${where}`;
+  const from = fromWhere(match);
+  if (order !== 'relevance') {
     const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
     return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
       ORDER BY m.timestamp ${direction}, bm25(${fts}), m.id ${direction} LIMIT ${limit} OFFSET ${offset}`;
@@ -48,7 +44,7 @@ function ftsSearch(
   // bm25 over every match of a broad query ("the*") is the cost; rank only the newest `rankWindow` matches.
   // FTS5 walks its doclist newest-first by rowid, so finding that window's lower bound is cheap.
   return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
-      AND ${fts}.rowid >= COALESCE((SELECT ${fts}.rowid ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${rankWindow - 1}), 0)
+      AND ${fts}.rowid >= COALESCE((SELECT ${fts}.rowid ${fromWhere(window.match)} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${window.size - 1}), 0)
     ORDER BY bm25(${fts}), ${fts}.rowid LIMIT ${limit} OFFSET ${offset}`;
 }
 
@@ -57,9 +53,9 @@ export const SQLITE_SEARCHABLE_CONTENT = sql`CASE WHEN substr(CAST(m.content AS 
   THEN CAST(substr(CAST(m.content AS BLOB), 7) AS TEXT) ELSE m.content END`;
 
 export const sqliteSearch: SearchStatements = {
-  words: (match, where, order, limit, offset, rankWindow) => ftsSearch('messages_fts', match, where, order, limit, offset, rankWindow),
-  substrings: (match, where, order, limit, offset, rankWindow) =>
-    ftsSearch('messages_fts_trigram', match, where, order, limit, offset, rankWindow),
+  words: (match, where, order, limit, offset, window) => ftsSearch('messages_fts', match, where, order, limit, offset, window),
+  substrings: (match, where, order, limit, offset, window) =>
+    ftsSearch('messages_fts_trigram', match, where, order, limit, offset, window),
   like: (tokens, where, limit, offset) => {
     const clauses = tokens.map((token) => {
       const pattern = `%${token.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;

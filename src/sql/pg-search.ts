@@ -4,7 +4,7 @@
  * ILIKE scan for short CJK. Snippets are computed in TypeScript from `search_text`.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { SearchOrder, SearchStatements } from '../db/dialect.js';
+import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
 import type { QueryNode } from '../search/query.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
@@ -55,18 +55,16 @@ function orderBy(order: SearchOrder, relevance: SQL): SQL {
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
 export const pgSearch: SearchStatements = {
-  words: (match, where, order, limit, offset, rankWindow) => {
-    const from = sql`FROM messages m JOIN sessions s ON s.id = m.session_id, CAST(${tsqueryText(match)}::text AS tsquery) q
-      WHERE m.search_vector @@ q ${where}`;
-    // As on SQLite, relevance ranks the newest `rankWindow` matches only. The window's lower bound comes
-    // from walking the primary key newest-first, which stops early for a broad query (measured at 200,000
-    // messages: 28 ms p50 for a common term, against 48 ms ranking every match, and 58 ms when the
-    // window was materialised first).
-    const window =
-      order === 'relevance' && Number.isFinite(rankWindow)
-        ? sql`AND m.id >= COALESCE((SELECT m.id ${from} ORDER BY m.id DESC OFFSET ${rankWindow - 1}::int8 LIMIT 1), 0)`
+  words: (match, where, order, limit, offset, window: RankWindow) => {
+    const fromWhere = (node: QueryNode) => sql`FROM messages m JOIN sessions s ON s.id = m.session_id,
+      CAST(${tsqueryText(node)}::text AS tsquery) q WHERE m.search_vector @@ q ${where}`;
+    // As on SQLite, relevance ranks the newest matches only; the bound comes from walking the primary key
+    // newest-first with the relaxed query (no phrase positions to re-check), which stops early.
+    const bound =
+      order === 'relevance'
+        ? sql`AND m.id >= COALESCE((SELECT m.id ${fromWhere(window.match)} ORDER BY m.id DESC OFFSET ${window.size - 1}::int8 LIMIT 1), 0)`
         : sql``;
-    return sql`SELECT ${HIT_COLUMNS} ${from} ${window}
+    return sql`SELECT ${HIT_COLUMNS} ${fromWhere(match)} ${bound}
       ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },
