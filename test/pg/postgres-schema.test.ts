@@ -163,3 +163,48 @@ for (const h of harnesses) {
     });
   });
 }
+
+const server = await postgresHarness();
+const serverAvailable = reportAvailability(server);
+describe.skipIf(!serverAvailable)(`pg_trgm and the database locale [postgres]${serverAvailable ? '' : ` (skipped: ${server.unavailable})`}`, () => {
+  afterAll(() => server.cleanup());
+
+  it('sees CJK trigrams under a UTF-8 LC_CTYPE and warns at open under LC_CTYPE C', async () => {
+    const good = await server.open();
+    try {
+      expect(await (good.backend as PgBackend).trigramSeesMultibyte()).toBe(true);
+    } finally {
+      await good.close();
+    }
+    const adminUrl = await server.freshUrl();
+    const url = new URL(adminUrl);
+    const cName = `${url.pathname.slice(1)}_c`;
+    const admin = await openStore(adminUrl, { migrate: false });
+    try {
+      await (admin.backend as PgBackend).db.execute(sql.raw(`CREATE DATABASE "${cName}" LC_CTYPE 'C' LC_COLLATE 'C' TEMPLATE template0`));
+    } finally {
+      await admin.close();
+    }
+    url.pathname = `/${cName}`;
+    const warnings: string[] = [];
+    const listener = (w: Error & { code?: string }) => {
+      if (w.code === 'HERMES_SESSIONDB_TRGM_CTYPE') warnings.push(w.message);
+    };
+    process.on('warning', listener);
+    try {
+      const store = await openStore(url.toString());
+      try {
+        expect(await (store.backend as PgBackend).trigramSeesMultibyte()).toBe(false);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings.join('\n')).toMatch(/LC_CTYPE/);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      process.off('warning', listener);
+      const cleanup = await openStore(adminUrl, { migrate: false });
+      await (cleanup.backend as PgBackend).db.execute(sql.raw(`DROP DATABASE IF EXISTS "${cName}" WITH (FORCE)`));
+      await cleanup.close();
+    }
+  });
+});
