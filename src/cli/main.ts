@@ -1,75 +1,219 @@
 #!/usr/bin/env node
 /**
- * hermes-sessiondb: the operator's CLI. This first cut migrates and reports migration status; import,
- * copy, verify, search, stats, export and prune arrive with the CLI issue.
+ * hermes-sessiondb: the operator's CLI. Commands: migrate, status, search, stats, export, prune.
+ * (import, copy and verify arrive with the rest of the CLI issue.)
+ * Exit codes: 0 ok, 1 failure, 2 usage error.
  */
-import { parseArgs } from 'node:util';
+import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import { hermesExport } from '../codecs/hermes-export.js';
 import { SessionDbError } from '../errors.js';
 import { openStore } from '../open.js';
+import type { SessionStore } from '../store.js';
 
-const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
+export const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
 
-const HELP = `Usage: hermes-sessiondb <command> [--db URL]
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+}
 
-Commands:
-  migrate   apply pending migrations and print what was applied
-  status    list applied and pending migrations
+const processIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
-Options:
-  --db URL  the store (default ${DEFAULT_DB}, an SQLite file in the working directory).
-            Forms: sqlite:<path>, :memory:, postgres://user@host/db, pglite:<dir>, pglite:memory
-  -h, --help
+class UsageError extends Error {}
 
-Examples:
-  hermes-sessiondb migrate
-  hermes-sessiondb migrate --db postgres://app@127.0.0.1:5432/sessions
-  hermes-sessiondb status --db pglite:./pgdata`;
+const positiveInt = (name: string) => (value: string) => {
+  if (!/^\d+$/.test(value)) throw new UsageError(`${name} must be a whole number, got "${value}"`);
+  return Number(value);
+};
+const nonNegative = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${name} must be a number of days >= 0, got "${value}"`);
+  return n;
+};
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const dbOption = () =>
+  new Option('--db <url>', 'store URL: sqlite:<path>, postgres://…, pglite:<dir>; by default an SQLite file in the working directory').default(
+    DEFAULT_DB,
+  );
 
-export async function main(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  const [command] = parsed.positionals;
-  if (parsed.values.help || !command) {
-    console.log(HELP);
-    return parsed.values.help ? 0 : 2;
-  }
-  if (command !== 'migrate' && command !== 'status') {
-    console.error(`Unknown command "${command}".\n\n${HELP}`);
-    return 2;
-  }
-  const url = parsed.values.db ?? DEFAULT_DB;
-  try {
-    const store = await openStore(url, { migrate: false });
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  let exitCode = 0;
+  const withStore = async (url: string, body: (store: SessionStore) => Promise<void>, migrate = true) => {
+    const store = await openStore(url, { migrate });
     try {
-      if (command === 'migrate') {
-        const report = await store.migrate();
-        console.log(
-          report.applied.length === 0
-            ? `${store.url}: up to date (${report.total} migrations).`
-            : `${store.url}: applied ${report.applied.join(', ')} (${report.total} migrations in all).`,
-        );
-      } else {
-        const status = await store.migrationStatus();
-        console.log(`${store.url}\n  applied: ${status.applied.join(', ') || 'none'}\n  pending: ${status.pending.join(', ') || 'none'}`);
-        if (status.unknownHashes.length > 0) console.log(`  unknown (from a newer version): ${status.unknownHashes.length}`);
-      }
+      await body(store);
     } finally {
       await store.close();
     }
-    return 0;
-  } catch (error) {
-    console.error(error instanceof SessionDbError ? `error: ${error.message}` : error);
-    return 1;
+  };
+
+  const program = new Command()
+    .name('hermes-sessiondb')
+    .description('Operate hermes-sessiondb stores: migrate, search, report, export, prune.')
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .showHelpAfterError();
+
+  program
+    .command('migrate')
+    .description('apply pending migrations and print what was applied')
+    .addOption(dbOption())
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb migrate\n  hermes-sessiondb migrate --db postgres://app@127.0.0.1:5432/sessions')
+    .action(async (o: { db: string }) => {
+      await withStore(
+        o.db,
+        async (store) => {
+          const report = await store.migrate();
+          io.out(
+            report.applied.length === 0
+              ? `${store.url}: up to date (${report.total} migrations).\n`
+              : `${store.url}: applied ${report.applied.join(', ')} (${report.total} migrations in all).\n`,
+          );
+        },
+        false,
+      );
+    });
+
+  program
+    .command('status')
+    .description('list applied and pending migrations')
+    .addOption(dbOption())
+    .addHelpText('after', '\nExample:\n  hermes-sessiondb status --db pglite:./pgdata')
+    .action(async (o: { db: string }) => {
+      await withStore(
+        o.db,
+        async (store) => {
+          const s = await store.migrationStatus();
+          io.out(`${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`);
+          if (s.unknownHashes.length > 0) io.out(`  unknown (from a newer version): ${s.unknownHashes.length}\n`);
+        },
+        false,
+      );
+    });
+
+  program
+    .command('search')
+    .description('search messages (content, tool names, tool-call arguments)')
+    .argument('<query>', 'the search query (quotes for phrases, word* for prefixes, OR, NOT)')
+    .addOption(dbOption())
+    .option('--source <source>', 'only these sources (repeatable)', collect)
+    .option('--exclude-source <source>', 'not these sources (repeatable)', collect)
+    .option('--role <role>', 'only these roles (repeatable)', collect)
+    .option('--limit <n>', 'at most this many results', positiveInt('--limit'), 20)
+    .addOption(new Option('--sort <order>', 'result order').choices(['relevance', 'newest', 'oldest']).default('relevance'))
+    .option('--json', 'print JSON lines instead of text')
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb search docker\n  hermes-sessiondb search "记忆断裂" --source telegram --sort newest')
+    .action(async (query: string, o: { db: string; source?: string[]; excludeSource?: string[]; role?: string[]; limit: number; sort: string; json?: boolean }) => {
+      await withStore(o.db, async (store) => {
+        const hits = await store.searchMessages(query, {
+          sourceFilter: o.source ?? null,
+          excludeSources: o.excludeSource ?? null,
+          roleFilter: o.role ?? null,
+          limit: o.limit,
+          sort: o.sort,
+        });
+        for (const h of hits) {
+          if (o.json) io.out(`${JSON.stringify(h)}\n`);
+          else io.out(`${new Date(h.timestamp * 1000).toISOString()}  ${h.sessionId}  [${h.source}/${h.role}]  ${(h.snippet ?? '').replace(/\s+/g, ' ').trim()}\n`);
+        }
+        if (!o.json) io.out(`${hits.length} result${hits.length === 1 ? '' : 's'}\n`);
+      });
+    });
+
+  program
+    .command('stats')
+    .description('sessions, messages, tokens and cost by model and source, database size')
+    .addOption(dbOption())
+    .option('--json', 'print JSON')
+    .action(async (o: { db: string; json?: boolean }) => {
+      await withStore(o.db, async (store) => {
+        const s = await store.maintenance.stats();
+        if (o.json) {
+          io.out(`${JSON.stringify(s, null, 2)}\n`);
+          return;
+        }
+        io.out(`${store.url}\n  sessions ${fmt(s.sessions)}, messages ${fmt(s.messages)}, database ${fmt(Math.round(s.databaseBytes / 1024))} KiB\n`);
+        for (const [label, groups] of [['model', s.byModel], ['source', s.bySource]] as const) {
+          io.out(`\n  by ${label}:\n`);
+          for (const g of groups) {
+            io.out(
+              `    ${(g.key ?? '(none)').padEnd(32)} ${String(g.sessions).padStart(6)} sessions ${String(g.messages).padStart(8)} msgs ` +
+                `${fmt(g.inputTokens).padStart(12)} in ${fmt(g.outputTokens).padStart(10)} out  $${g.estimatedCostUsd.toFixed(4)} est  $${g.actualCostUsd.toFixed(4)} actual\n`,
+            );
+          }
+        }
+      });
+    });
+
+  program
+    .command('export')
+    .description("write sessions as JSON lines in Hermes' export_session shape (snake_case)")
+    .addOption(dbOption())
+    .option('--session <id>', 'only this session')
+    .option('--source <source>', 'only sessions of this source')
+    .option('--out <file>', 'write to a file instead of standard output')
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb export > sessions.jsonl\n  hermes-sessiondb export --session 20261031_191200_f8952e')
+    .action(async (o: { db: string; session?: string; source?: string; out?: string }) => {
+      await withStore(o.db, async (store) => {
+        const sessions = o.session
+          ? [await store.exportSession(o.session)].filter((s) => s !== null)
+          : await store.exportAll({ source: o.source ?? null });
+        if (o.session && sessions.length === 0) throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
+        const lines = sessions.map((s) => `${JSON.stringify(hermesExport(s))}\n`);
+        if (o.out) fs.writeFileSync(o.out, lines.join(''), { mode: 0o600 });
+        else for (const line of lines) io.out(line);
+        io.err(`exported ${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
+      });
+    });
+
+  program
+    .command('prune')
+    .description('delete ended sessions older than N days (live sessions are never pruned)')
+    .requiredOption('--older-than <days>', 'age in days', nonNegative('--older-than'))
+    .addOption(dbOption())
+    .option('--source <source>', 'only sessions of this source')
+    .option('--dry-run', 'count what would be deleted, delete nothing')
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb prune --older-than 90 --dry-run\n  hermes-sessiondb prune --older-than 30 --source cron')
+    .action(async (o: { db: string; olderThan: number; source?: string; dryRun?: boolean }) => {
+      await withStore(o.db, async (store) => {
+        if (o.dryRun) {
+          const n = await store.sessions.countPrunable(o.olderThan, o.source ?? null);
+          io.out(`would prune ${n} session${n === 1 ? '' : 's'} (dry run; nothing deleted)\n`);
+        } else {
+          const n = await store.pruneSessions({ olderThanDays: o.olderThan, source: o.source ?? null });
+          io.out(`pruned ${n} session${n === 1 ? '' : 's'}\n`);
+        }
+      });
+    });
+
+  if (argv.length === 0) {
+    io.err(program.helpInformation());
+    return 2;
   }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version exit with 0; everything else commander rejects is a usage error.
+      exitCode = error.exitCode === 0 ? 0 : 2;
+    } else if (error instanceof UsageError) {
+      io.err(`error: ${error.message}\n`);
+      exitCode = 2;
+    } else if (error instanceof SessionDbError) {
+      io.err(`error: ${error.message}\n`);
+      exitCode = error.code === 'VALIDATION' || error.code === 'INVALID_URL' ? 2 : 1;
+    } else {
+      io.err(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      exitCode = 1;
+    }
+  }
+  return exitCode;
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// Run when executed (the bin, or `node dist/cli/main.js`), not when imported by tests.
+const invoked = process.argv[1] ? pathToFileURL(fs.realpathSync(process.argv[1])).href : '';
+if (import.meta.url === invoked) process.exitCode = await main(process.argv.slice(2));

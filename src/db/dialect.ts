@@ -82,6 +82,8 @@ export interface Dialect {
   read<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>): Promise<T>;
+  /** A query returning one row with `bytes`: the size of the database on disk. */
+  readonly databaseSize: SQL;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
 }

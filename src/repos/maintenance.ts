@@ -47,6 +47,29 @@ export class ExportRepo {
   }
 }
 
+export interface UsageGroup {
+  /** The model or source (null when unset). */
+  key: string | null;
+  sessions: number;
+  messages: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number;
+}
+
+export interface StoreStats {
+  sessions: number;
+  messages: number;
+  byModel: UsageGroup[];
+  bySource: UsageGroup[];
+  /** Size of the database on disk (SQLite: pages; Postgres: pg_database_size). */
+  databaseBytes: number;
+}
+
 export interface AutoMaintenanceOptions {
   retentionDays: number;
   minIntervalHours: number;
@@ -62,6 +85,44 @@ export class MaintenanceRepo {
 
   vacuum(): Promise<void> {
     return this.ctx.d.vacuum();
+  }
+
+  /** Counts, token and cost totals by model and by source, and the database size. */
+  stats(): Promise<StoreStats> {
+    const { d } = this.ctx;
+    const group = (column: 'model' | 'source') => sql`
+      SELECT ${sql.raw(column)} AS key, COUNT(*) AS sessions, COALESCE(SUM(message_count), 0) AS messages,
+        COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
+        COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
+        COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens, COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd,
+        COALESCE(SUM(actual_cost_usd), 0) AS actual_cost_usd
+      FROM sessions GROUP BY ${sql.raw(column)} ORDER BY COUNT(*) DESC, ${d.binary(sql.raw(column))}`;
+    const decodeGroup = (r: Record<string, unknown>): UsageGroup => ({
+      key: r.key === null || r.key === undefined ? null : String(r.key),
+      sessions: d.decode.int(r.sessions),
+      messages: d.decode.int(r.messages),
+      inputTokens: d.decode.int(r.input_tokens),
+      outputTokens: d.decode.int(r.output_tokens),
+      cacheReadTokens: d.decode.int(r.cache_read_tokens),
+      cacheWriteTokens: d.decode.int(r.cache_write_tokens),
+      reasoningTokens: d.decode.int(r.reasoning_tokens),
+      estimatedCostUsd: Number(r.estimated_cost_usd ?? 0),
+      actualCostUsd: Number(r.actual_cost_usd ?? 0),
+    });
+    return d.read(function* () {
+      const sessions = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM sessions`);
+      const messages = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM messages`);
+      const byModel = (yield* rows(group('model'))).map(decodeGroup);
+      const bySource = (yield* rows(group('source'))).map(decodeGroup);
+      const size = yield* first<{ bytes: unknown }>(d.databaseSize);
+      return {
+        sessions: d.decode.int(sessions?.n),
+        messages: d.decode.int(messages?.n),
+        byModel,
+        bySource,
+        databaseBytes: d.decode.int(size?.bytes),
+      };
+    });
   }
 
   /**

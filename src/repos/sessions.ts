@@ -192,6 +192,17 @@ export class SessionRepo {
     });
   }
 
+  /** How many sessions `prune` would delete now (for a dry run). */
+  countPrunable(olderThanDays: number, source: string | null | undefined): Promise<number> {
+    const { d } = this.ctx;
+    const cutoff = this.ctx.now() - olderThanDays * 86400;
+    return d.read(function* () {
+      const row = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM sessions c
+        WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`);
+      return d.decode.int(row?.n);
+    });
+  }
+
   /** Delete ended sessions started before the cutoff (never a live one); children of pruned sessions become roots. */
   prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
     const { d } = this.ctx;

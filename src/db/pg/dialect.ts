@@ -40,6 +40,7 @@ export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
   readonly decode = decoders;
   readonly search = pgSearch;
+  readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
   constructor(private readonly db: PgDb) {}
 

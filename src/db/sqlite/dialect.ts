@@ -35,6 +35,7 @@ export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
   readonly decode = decoders;
   readonly search = sqliteSearch;
+  readonly databaseSize = sql`SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()`;
   private readonly statements = new Map<string, Statement>();
 
   constructor(
