@@ -14,6 +14,7 @@ import type { SqliteBackend } from './db/sqlite/backend.js';
 import { SessionDbError, SessionNotFoundError, StoreClosedError, TitleConflictError, TopicAlreadyLinkedError } from './errors.js';
 import type { RepoContext } from './repos/context.js';
 import { HandoffRepo } from './repos/handoffs.js';
+import { ImportRepo } from './repos/import.js';
 import { LineageRepo } from './repos/lineage.js';
 import { ExportRepo, MaintenanceRepo } from './repos/maintenance.js';
 import { MessageRepo } from './repos/messages.js';
@@ -73,6 +74,8 @@ export class SessionStore {
   readonly exports: ExportRepo;
   readonly maintenance: MaintenanceRepo;
   readonly search: SearchRepo;
+  /** Bulk writes that keep ids and timestamps (used by importHermesStateDb). */
+  readonly imports: ImportRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
   private closed = false;
 
@@ -90,6 +93,7 @@ export class SessionStore {
     this.exports = new ExportRepo(ctx, this.messages);
     this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
     this.search = new SearchRepo(ctx, searchRankWindow);
+    this.imports = new ImportRepo(ctx);
   }
 
   /** The dialect behind this store: 'sqlite' or 'pg'. */

@@ -3,7 +3,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { openStore } from '../src/index.js';
 import { type Harness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
+import { sharedFixture } from './helpers/fixtures.js';
 import { TestClock } from './helpers/store-fixture.js';
+
+const fixture = sharedFixture('hermes-v11-small.db');
 
 async function run(...argv: string[]) {
   let out = '';
@@ -36,6 +39,15 @@ for (const h of harnesses) {
       await store.close();
       return url;
     }
+
+    it.skipIf(fixture.missing !== undefined)(`imports a Hermes state.db with a closing summary${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
+      const url = await h.freshUrl();
+      const { code, out } = await run('import', fixture.path!, '--to', url);
+      expect(code).toBe(0);
+      expect(out).toMatch(/^Imported 60 sessions, 305 messages in [\d.]+ s \([\d,]+ msg\/s\) into /);
+      expect(JSON.parse((await run('stats', '--db', url, '--json')).out)).toMatchObject({ sessions: 60, messages: 305 });
+      expect((await run('import', '/no/such/state.db', '--to', url)).code).toBe(2);
+    });
 
     it('migrates, then reports that the store is up to date', async () => {
       const url = await h.freshUrl();

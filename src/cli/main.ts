@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { hermesExport } from '../codecs/hermes-export.js';
+import { importHermesStateDb } from '../import/hermes.js';
 import { SessionDbError } from '../errors.js';
 import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
@@ -93,6 +94,31 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
         },
         false,
       );
+    });
+
+  program
+    .command('import')
+    .description('copy a Hermes state.db into a store (the source is only read, through a private snapshot)')
+    .argument('<state.db>', 'the Hermes database file')
+    .addOption(new Option('--to <url>', 'the store to import into').makeOptionMandatory())
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept).')
+    .action(async (file: string, o: { to: string }) => {
+      await withStore(o.to, async (store) => {
+        const report = await importHermesStateDb(file, store, {
+          onProgress: (p) => {
+            if (p.phase !== 'done') io.err(`${p.phase}: ${fmt(p.done)} / ${fmt(p.total)}\n`);
+          },
+        });
+        for (const c of report.unknownColumns) {
+          io.err(`note: ${c.table}.${c.column} is not carried over (${fmt(c.rowsWithValue)} rows hold a value)\n`);
+        }
+        if (report.ftsDamageIgnored.length > 0) io.err(`note: the source's FTS index is damaged; the store indexes afresh\n`);
+        const rate = report.seconds > 0 ? Math.round(report.messages / report.seconds) : report.messages;
+        io.out(
+          `Imported ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
+            `(${fmt(rate)} msg/s) into ${store.url}.\n`,
+        );
+      });
     });
 
   program

@@ -59,6 +59,13 @@ export interface Dialect {
   time(value: number | null | undefined): SQL;
   /** A JSON column value; null/undefined store NULL. */
   json(value: JsonInput | null | undefined): SQL;
+  /**
+   * A JSON column value from JSON text read out of a Hermes file: kept byte for byte on SQLite (its FTS
+   * index sees these bytes); parsed into jsonb on Postgres (text that is not JSON is kept as a JSON string).
+   */
+  jsonFromText(text: string | null): SQL;
+  /** Content columns for a raw Hermes content value (text, or the "\x00json:" form), kept as stored where possible. */
+  contentFromStored(stored: string | null): { columns: SQL; values: SQL };
   /** The content column names and values for an INSERT into messages. */
   contentInsert(content: MessageContentInput | null | undefined): { columns: SQL; values: SQL };
 
@@ -82,6 +89,8 @@ export interface Dialect {
   read<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>): Promise<T>;
+  /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
+  readonly advanceMessageIds: () => Op<void>;
   /** A query returning one row with `bytes`: the size of the database on disk. */
   readonly databaseSize: SQL;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */

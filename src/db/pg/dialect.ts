@@ -3,11 +3,11 @@
  * timestamptz text exact to the microsecond; structured content lives in content_json.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { isStructured } from '../../codecs/content.js';
+import { decodeSqliteContent, isStructured } from '../../codecs/content.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
 import type { Dialect, ValueDecoders } from '../dialect.js';
-import type { Op } from '../ops.js';
+import { type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgDb, rowsOf } from './open.js';
 
@@ -40,6 +40,9 @@ export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
   readonly decode = decoders;
   readonly search = pgSearch;
+  readonly advanceMessageIds = function* (): Op<void> {
+    yield* exec(sql`SELECT setval(pg_get_serial_sequence('messages', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM messages`);
+  };
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
   constructor(private readonly db: PgDb) {}
@@ -51,6 +54,16 @@ export class PgDialect implements Dialect {
   time = (v: number | null | undefined) =>
     sql`${v === null || v === undefined ? null : epochSecondsToTimestamptz(v)}::timestamptz`;
   json = (v: unknown) => sql`${v === null || v === undefined ? null : JSON.stringify(v)}::jsonb`;
+  jsonFromText = (text: string | null) => {
+    if (text === null) return sql`${null}::jsonb`;
+    try {
+      JSON.parse(text);
+      return sql`${text}::jsonb`;
+    } catch {
+      return sql`${JSON.stringify(text)}::jsonb`;
+    }
+  };
+  contentFromStored = (stored: string | null) => this.contentInsert(decodeSqliteContent(stored));
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => {
     const structured = isStructured(content);
     return {

@@ -35,6 +35,9 @@ export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
   readonly decode = decoders;
   readonly search = sqliteSearch;
+  // AUTOINCREMENT already records the largest id inserted, explicit ones included.
+  // eslint-disable-next-line require-yield
+  readonly advanceMessageIds = function* (): Op<void> {};
   readonly databaseSize = sql`SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()`;
   private readonly statements = new Map<string, Statement>();
 
@@ -49,6 +52,8 @@ export class SqliteDialect implements Dialect {
   bool = (v: boolean | null | undefined) => sql`${v === null || v === undefined ? null : v ? 1 : 0}`;
   time = (v: number | null | undefined) => sql`${v ?? null}`;
   json = (v: unknown) => sql`${v === null || v === undefined ? null : pythonJsonDumps(v)}`;
+  jsonFromText = (text: string | null) => sql`${text}`;
+  contentFromStored = (stored: string | null) => ({ columns: sql`content`, values: sql`${stored}` });
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
     columns: sql`content`,
     values: sql`${encodeSqliteContent(content)}`,
