@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark, one table. Figures, never assertions. */
 import os from 'node:os';
+import { benchImport } from './import.js';
 import { benchSearch } from './search.js';
 
 const fmt = (n: number) => n.toFixed(2).padStart(8);
@@ -8,3 +9,8 @@ const { rows, notes } = await benchSearch();
 for (const n of notes) console.log(n);
 console.log(`\n| backend  | search case        |  p50 ms |  p95 ms |  max ms | hits/query |\n|----------|--------------------|---------|---------|---------|------------|`);
 for (const r of rows) console.log(`| ${r.backend.padEnd(8)} | ${r.case.padEnd(18)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} |`);
+
+const imported = await benchImport(Number(process.env.BENCH_MESSAGES ?? 200_000), process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+for (const n of imported.notes) console.log(n);
+console.log(`\n| import Hermes state.db into | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`);
+for (const r of imported.rows) console.log(`| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`);

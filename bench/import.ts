@@ -1,0 +1,80 @@
+/**
+ * Import rate: a Hermes-format state.db of BENCH_MESSAGES messages (built here with Hermes' own DDL and FTS
+ * triggers) imported into an SQLite file and into Postgres.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { importHermesStateDb, openStore } from '../src/index.js';
+import { HERMES_V11_DDL } from '../test/helpers/hermes-schema.js';
+import { corpus } from '../test/helpers/corpus.js';
+
+const FTS_DDL = fs.readFileSync(new URL('../drizzle/sqlite/0002_fts5_search.sql', import.meta.url), 'utf8').split('--> statement-breakpoint');
+
+export interface ImportRow {
+  target: string;
+  messages: number;
+  seconds: number;
+  rate: number;
+}
+
+export function buildHermesFile(file: string, total: number): void {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(HERMES_V11_DDL);
+  for (const stmt of FTS_DDL) db.exec(stmt);
+  db.exec("INSERT INTO schema_version (version) VALUES (11)");
+  const insertSession = db.prepare('INSERT OR IGNORE INTO sessions (id, source, started_at, message_count) VALUES (?, ?, ?, 0)');
+  const insertMessage = db.prepare('INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?, ?)');
+  const bump = db.prepare('UPDATE sessions SET message_count = message_count + 1 WHERE id = ?');
+  let t = 1_780_000_000;
+  db.transaction(() => {
+    for (const m of corpus(total, 11)) {
+      t += 0.5;
+      insertSession.run(m.session, m.source, t);
+      insertMessage.run(m.session, m.role, m.content, m.toolName ?? null, m.toolCalls ? JSON.stringify(m.toolCalls) : null, t);
+      bump.run(m.session);
+    }
+  })();
+  db.close();
+}
+
+export async function benchImport(total: number, adminUrl: string): Promise<{ rows: ImportRow[]; notes: string[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-bench-'));
+  const rows: ImportRow[] = [];
+  const notes: string[] = [];
+  try {
+    const source = path.join(dir, 'state.db');
+    buildHermesFile(source, total);
+    const sqlite = await openStore(`sqlite:${path.join(dir, 'target.db')}`);
+    const a = await importHermesStateDb(source, sqlite);
+    rows.push({ target: 'sqlite (FULL)', messages: a.messages, seconds: a.seconds, rate: a.messages / a.seconds });
+    await sqlite.close();
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    try {
+      await admin`select 1`;
+    } catch {
+      notes.push('Postgres import skipped: server unreachable');
+      await admin.end();
+      return { rows, notes };
+    }
+    const name = `hsdb_import_bench_${Date.now()}`;
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    try {
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      const pg = await openStore(url.toString());
+      const b = await importHermesStateDb(source, pg);
+      rows.push({ target: 'postgres', messages: b.messages, seconds: b.seconds, rate: b.messages / b.seconds });
+      await pg.close();
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return { rows, notes };
+}
