@@ -78,5 +78,5 @@ export {
 export { nowEpochSeconds, roundToMicros } from './codecs/time.js';
 export * as sqliteSchema from './schema/sqlite.js';
 export * as pgSchema from './schema/pg.js';
-export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type UnknownColumn } from './import/hermes.js';
+export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn } from './import/hermes.js';
 export { ImportRepo } from './repos/import.js';

@@ -101,10 +101,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .description('copy a Hermes state.db into a store (the source is only read, through a private snapshot)')
     .argument('<state.db>', 'the Hermes database file')
     .addOption(new Option('--to <url>', 'the store to import into').makeOptionMandatory())
+    .addOption(
+      new Option('--merge <how>', 'when the store holds different rows under the same ids: keep-target keeps the store\'s (default: refuse)').choices(['keep-target']),
+    )
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept).')
-    .action(async (file: string, o: { to: string }) => {
+    .action(async (file: string, o: { to: string; merge?: 'keep-target' }) => {
       await withStore(o.to, async (store) => {
         const report = await importHermesStateDb(file, store, {
+          onConflict: o.merge ?? 'refuse',
           onProgress: (p) => {
             if (p.phase !== 'done') io.err(`${p.phase}: ${fmt(p.done)} / ${fmt(p.total)}\n`);
           },

@@ -80,11 +80,48 @@ function snapshot(source: string): { file: string; dispose(): void } {
   return { file, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function importHermesStateDb(
-  source: string,
-  store: SessionStore,
-  options: { onProgress?: (p: ImportProgress) => void } = {},
-): Promise<ImportReport> {
+export interface ImportOptions {
+  onProgress?: (p: ImportProgress) => void;
+  /**
+   * What to do when the store already holds *different* rows under ids the file also uses: 'refuse'
+   * (default: an ImportError naming them, nothing written) or 'keep-target' (the store's rows win and the
+   * file's are skipped). Rows identical to the file's (a re-run) are never a conflict.
+   */
+  onConflict?: 'refuse' | 'keep-target';
+}
+
+const sameTime = (a: number, b: number) => Math.abs(a - b) <= 1e-6;
+const CHECK_CHUNK = 500;
+
+/** Ids the file and the store share with different data (at most `limit` of them). */
+async function conflicts(src: Database.Database, store: SessionStore, limit = 5): Promise<string[]> {
+  const found: string[] = [];
+  const sessions = src.prepare('SELECT id, source, started_at FROM sessions').all() as Array<{ id: unknown; source: unknown; started_at: unknown }>;
+  for (let i = 0; i < sessions.length && found.length < limit; i += CHECK_CHUNK) {
+    const chunk = sessions.slice(i, i + CHECK_CHUNK);
+    const theirs = new Map(chunk.map((s) => [String(s.id), s]));
+    for (const mine of await store.imports.existingSessions([...theirs.keys()])) {
+      const t = theirs.get(mine.id)!;
+      if (mine.source !== String(t.source) || !sameTime(mine.startedAt, Number(t.started_at))) found.push(`session ${mine.id}`);
+    }
+  }
+  const page = src.prepare('SELECT id, session_id, role, timestamp FROM messages WHERE id > ? ORDER BY id LIMIT ?');
+  for (let last = -1; found.length < limit; ) {
+    const chunk = page.all(last, CHECK_CHUNK) as Array<{ id: number; session_id: unknown; role: unknown; timestamp: unknown }>;
+    if (chunk.length === 0) break;
+    last = Number(chunk[chunk.length - 1]!.id);
+    const theirs = new Map(chunk.map((m) => [Number(m.id), m]));
+    for (const mine of await store.imports.existingMessages([...theirs.keys()])) {
+      const t = theirs.get(mine.id)!;
+      if (mine.sessionId !== String(t.session_id) || mine.role !== String(t.role) || !sameTime(mine.timestamp, Number(t.timestamp))) {
+        found.push(`message ${mine.id}`);
+      }
+    }
+  }
+  return found.slice(0, limit);
+}
+
+export async function importHermesStateDb(source: string, store: SessionStore, options: ImportOptions = {}): Promise<ImportReport> {
   const started = performance.now();
   const snap = snapshot(source);
   let db: Database.Database | undefined;
@@ -120,6 +157,17 @@ export async function importHermesStateDb(
     const schemaVersion = tables.has('schema_version')
       ? ((src.prepare('SELECT version FROM schema_version LIMIT 1').pluck().get() as number | undefined) ?? null)
       : null;
+    const storeIsEmpty = (await store.sessionCount()) === 0 && (await store.messageCount()) === 0;
+    if (!storeIsEmpty && (options.onConflict ?? 'refuse') === 'refuse') {
+      const clashes = await conflicts(src, store);
+      if (clashes.length > 0) {
+        throw new ImportError(
+          source,
+          `${store.url} already holds different data under ids the file uses (${clashes.join(', ')}…); ` +
+            'nothing was imported. Import into an empty store, or pass onConflict: "keep-target" (CLI: --merge keep-target) to keep the store\'s rows.',
+        );
+      }
+    }
     const read = (table: string) => (tables.has(table) ? (src.prepare(`SELECT * FROM "${table}"`).all() as RawRow[]) : []);
 
     const sessions = read('sessions');

@@ -3,7 +3,7 @@
  * is ON CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { exec } from '../db/ops.js';
+import { exec, rows as queryRows } from '../db/ops.js';
 import type { RepoContext } from './context.js';
 
 export type RawRow = Record<string, unknown>;
@@ -111,6 +111,24 @@ export class ImportRepo {
             ${d.text(str(r.session_id))}, ${d.text(str(r.managed_mode) ?? 'auto')}, ${d.time(num(r.linked_at) ?? 0)}, ${d.time(num(r.updated_at) ?? 0)})
           ON CONFLICT DO NOTHING`);
       }
+    });
+  }
+
+  /** The target's version of these sessions: id, source, started_at (to tell a re-run from a collision). */
+  existingSessions(ids: string[]): Promise<Array<{ id: string; source: string; startedAt: number }>> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const found = yield* queryRows(sql`SELECT id, source, started_at FROM sessions WHERE id IN (${sql.join(ids.map((i) => d.text(i)), sql`, `)})`);
+      return found.map((r) => ({ id: String(r.id), source: String(r.source), startedAt: d.decode.time(r.started_at) }));
+    });
+  }
+
+  /** The target's version of these messages: id, session_id, role, timestamp. */
+  existingMessages(ids: number[]): Promise<Array<{ id: number; sessionId: string; role: string; timestamp: number }>> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      const found = yield* queryRows(sql`SELECT id, session_id, role, timestamp FROM messages WHERE id IN (${sql.join(ids.map((i) => d.int(i)), sql`, `)})`);
+      return found.map((r) => ({ id: d.decode.int(r.id), sessionId: String(r.session_id), role: String(r.role), timestamp: d.decode.time(r.timestamp) }));
     });
   }
 
