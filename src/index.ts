@@ -80,3 +80,4 @@ export * as sqliteSchema from './schema/sqlite.js';
 export * as pgSchema from './schema/pg.js';
 export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn } from './import/hermes.js';
 export { ImportRepo } from './repos/import.js';
+export { verifyStores, messagesDigest, type VerifyReport } from './import/verify.js';

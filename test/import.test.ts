@@ -171,3 +171,34 @@ describe('import errors', () => {
     }
   });
 });
+
+describe.skipIf(fixture.missing !== undefined)(`verify after import${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, () => {
+  const pg = pgliteHarness();
+  afterAll(() => pg.cleanup());
+
+  it('agrees between the Hermes file and the store it was imported into, and catches a difference', async () => {
+    const { verifyStores, openStore } = await import('../src/index.js');
+    const { main } = await import('../src/cli/main.js');
+    const url = await pg.freshUrl();
+    const target = await openStore(url);
+    await importHermesStateDb(fixture.path!, target);
+    const source = await openStore(`sqlite:${fixture.path!}`, { readonly: true, migrate: false });
+    try {
+      const report = await verifyStores(source, target);
+      expect(report.problems).toEqual([]);
+      expect(report).toMatchObject({ ok: true, sessions: { from: 60, to: 60 }, messages: { from: 305, to: 305 } });
+      expect(report.spotChecks.length).toBeGreaterThan(0);
+      await target.appendMessage('20260604_000000_1da3a1', 'user', 'an extra message');
+      const after = await verifyStores(source, target);
+      expect(after.ok).toBe(false);
+      expect(after.problems.join('\n')).toMatch(/20260604_000000_1da3a1: 4 messages, 5 in the target/);
+    } finally {
+      await source.close();
+      await target.close();
+    }
+    let out = '';
+    const code = await main(['verify', '--from', `sqlite:${fixture.path!}`, '--to', url], { out: (t) => (out += t), err: () => {} });
+    expect(code).toBe(1);
+    expect(out).toMatch(/verification failed/);
+  });
+});

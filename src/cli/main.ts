@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { hermesExport } from '../codecs/hermes-export.js';
 import { importHermesStateDb } from '../import/hermes.js';
+import { verifyStores } from '../import/verify.js';
 import { SessionDbError } from '../errors.js';
 import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
@@ -123,6 +124,28 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
             `(${fmt(rate)} msg/s) into ${store.url}.\n`,
         );
       });
+    });
+
+  program
+    .command('verify')
+    .description('compare two stores: sessions, message counts, content digests, meta, search spot-checks')
+    .addOption(new Option('--from <url>', 'the store (or Hermes state.db, read-only) to compare against').makeOptionMandatory())
+    .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
+    .addHelpText('after', '\nExample:\n  hermes-sessiondb verify --from sqlite:./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nExit code 1 when they differ.')
+    .action(async (o: { from: string; to: string }) => {
+      const from = await openStore(o.from, { migrate: false, readonly: !/^(postgres|pglite)/i.test(o.from) });
+      try {
+        await withStore(o.to, async (to) => {
+          const r = await verifyStores(from, to);
+          io.out(`sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
+            `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`);
+          for (const p of r.problems) io.out(`  ${p}\n`);
+          io.out(r.ok ? 'verified: the stores agree.\n' : 'verification failed.\n');
+          if (!r.ok) exitCode = 1;
+        }, false);
+      } finally {
+        await from.close();
+      }
     });
 
   program
