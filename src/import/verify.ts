@@ -77,7 +77,8 @@ export async function verifyStores(from: SessionStore, to: SessionStore): Promis
     if (t.title !== s.title || t.source !== s.source || t.parentSessionId !== s.parentSessionId) note(`session ${s.id}: fields differ`);
   }
   const toMessages = [...b.values()].reduce((n, s) => n + s.messages.length, 0);
-  for (const id of b.keys()) if (!a.some((s) => s.id === id)) note(`session ${id} is only in the target`);
+  const inSource = new Set(a.map((s) => s.id));
+  for (const id of b.keys()) if (!inSource.has(id)) note(`session ${id} is only in the target`);
   for (const key of ['telegram_dm_topic_schema_version', 'last_auto_prune']) {
     if ((await from.getMeta(key)) !== (await to.getMeta(key))) note(`meta ${key} differs`);
   }

@@ -22,14 +22,8 @@ export interface EnableTopicMode {
   allowsUsersToCreateTopics?: boolean | null;
 }
 
-export interface BindTopic {
-  chatId: string;
-  threadId: string;
-  userId: string;
-  sessionKey: string;
-  sessionId: string;
-  managedMode: string;
-}
+/** A binding as written: the stored row without the times the store sets. */
+export type BindTopic = Omit<TelegramTopicBinding, 'linkedAt' | 'updatedAt'>;
 
 export class TelegramTopicRepo {
   constructor(private readonly ctx: RepoContext) {}

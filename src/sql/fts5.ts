@@ -2,6 +2,10 @@
  * FTS5 fragments: the MATCH string emitted from a parsed query, and the search statements over Hermes'
  * two FTS5 tables (messages_fts: unicode61 words; messages_fts_trigram: substrings).
  */
+import { type SQL, sql } from 'drizzle-orm';
+import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { containsPattern } from './like.js';
+import { sqliteContentText } from './sqlite-content.js';
 import type { QueryNode } from '../search/query.js';
 
 /** The MATCH expression for a parsed query: every phrase quoted, every operator explicit and grouped. */
@@ -18,8 +22,6 @@ export function fts5Match(node: QueryNode): string {
   }
 }
 
-import { type SQL, sql } from 'drizzle-orm';
-import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
 
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 
@@ -49,8 +51,7 @@ function ftsSearch(
 }
 
 /** Structured content as its JSON text (SQLite's text functions stop at the NUL of "\x00json:"). */
-export const SQLITE_SEARCHABLE_CONTENT = sql`CASE WHEN substr(CAST(m.content AS BLOB), 1, 6) = X'006A736F6E3A'
-  THEN CAST(substr(CAST(m.content AS BLOB), 7) AS TEXT) ELSE m.content END`;
+const SQLITE_SEARCHABLE_CONTENT = sqliteContentText('m');
 
 export const sqliteSearch: SearchStatements = {
   words: (match, where, order, limit, offset, window) => ftsSearch('messages_fts', match, where, order, limit, offset, window),
@@ -58,7 +59,7 @@ export const sqliteSearch: SearchStatements = {
     ftsSearch('messages_fts_trigram', match, where, order, limit, offset, window),
   like: (tokens, where, limit, offset) => {
     const clauses = tokens.map((token) => {
-      const pattern = `%${token.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;
+      const pattern = containsPattern(token);
       return sql`(${SQLITE_SEARCHABLE_CONTENT} LIKE ${pattern} ESCAPE '\\' OR m.tool_name LIKE ${pattern} ESCAPE '\\'
                   OR m.tool_calls LIKE ${pattern} ESCAPE '\\')`;
     });

@@ -6,6 +6,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
 import type { QueryNode } from '../search/query.js';
+import { containsPattern } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model,
@@ -29,13 +30,12 @@ export function tsqueryText(node: QueryNode): string {
   }
 }
 
-const likePattern = (text: string) => `%${text.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;
 
 /** Substring semantics of FTS5's trigram tokenizer: case-insensitive, each phrase 3+ characters. */
 function substringPredicate(node: QueryNode): SQL {
   switch (node.kind) {
     case 'phrase':
-      return sql`${SEARCH_TEXT} ILIKE ${likePattern(node.text)} ESCAPE '\\'`;
+      return sql`${SEARCH_TEXT} ILIKE ${containsPattern(node.text)} ESCAPE '\\'`;
     case 'and':
       return sql`(${sql.join(node.children.map(substringPredicate), sql` AND `)})`;
     case 'or':
@@ -79,7 +79,7 @@ export const pgSearch: SearchStatements = {
     // page (a function or translate() here makes it expect one row and scan everything: 78 ms vs 0.9 ms
     // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
     const clauses = tokens.map((token) => {
-      const pattern = likePattern(token);
+      const pattern = containsPattern(token);
       return sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
                   OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
     });

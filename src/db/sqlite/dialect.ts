@@ -5,7 +5,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { type SQL, sql } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
-import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { Dialect, ValueDecoders } from '../dialect.js';
@@ -15,9 +16,6 @@ import { immediateTransaction, retryWhileBusy } from './busy.js';
 
 const compiler = new SQLiteSyncDialect();
 const STATEMENT_CACHE_SIZE = 200;
-// The structured-content marker as bytes: SQLite's text functions stop at the NUL, so it is matched as a BLOB.
-const PREFIX_HEX = Buffer.from(STRUCTURED_PREFIX, 'utf8').toString('hex').toUpperCase();
-const PREFIX_BYTES = STRUCTURED_PREFIX.length;
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));
 
@@ -68,11 +66,10 @@ export class SqliteDialect implements Dialect {
     );
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   binary = (expr: SQL) => expr;
-  private structured = (a: string) => sql.raw(`substr(CAST(${a}.content AS BLOB), 1, ${PREFIX_BYTES}) = X'${PREFIX_HEX}'`);
   /** Structured content: the text of its `type: "text"` parts, as contentPreviewText computes it in JS. */
   previewText = (a: string) => {
-    const body = sql.raw(`CAST(substr(CAST(${a}.content AS BLOB), ${PREFIX_BYTES + 1}) AS TEXT)`);
-    return sql`CASE WHEN ${this.structured(a)} THEN
+    const body = sqliteStructuredBody(a);
+    return sql`CASE WHEN ${sqliteIsStructured(a)} THEN
         CASE WHEN json_valid(${body}) AND json_type(${body}) = 'array' THEN
           COALESCE(NULLIF(trim((
             SELECT group_concat(json_extract(p.value, '$.text'), ' ') FROM json_each(${body}) p
@@ -83,7 +80,7 @@ export class SqliteDialect implements Dialect {
   };
   hasContent = (a: string) => sql.raw(`${a}.content IS NOT NULL`);
   contentLength = (a: string) =>
-    sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${this.structured(a)} THEN 1 ELSE length(${sql.raw(a)}.content) END`;
+    sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${sqliteIsStructured(a)} THEN 1 ELSE length(${sql.raw(a)}.content) END`;
 
   private statement(text: string): Statement {
     let stmt = this.statements.get(text);
