@@ -78,6 +78,10 @@ export {
 export { nowEpochSeconds, roundToMicros } from './codecs/time.js';
 export * as sqliteSchema from './schema/sqlite.js';
 export * as pgSchema from './schema/pg.js';
-export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn } from './import/hermes.js';
+export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn, type UnknownTable } from './transfer/hermes-import.js';
+export { copyStore, type CopyReport, type CopyOptions } from './transfer/copy.js';
+export { transferRows, TransferRefusedError, type TransferOptions, type TransferProgress, type TransferCounts } from './transfer/pipeline.js';
+export { HermesFileSource, storeSource, type RowSource } from './transfer/sources.js';
+export { BulkReadRepo } from './repos/bulk-read.js';
 export { ImportRepo } from './repos/import.js';
-export { verifyStores, messagesDigest, type VerifyReport } from './import/verify.js';
+export { verifyStores, verifyTransfer, messagesDigest, type VerifyReport, type VerifyOptions } from './transfer/verify.js';

@@ -14,6 +14,7 @@ import type { SqliteBackend } from './db/sqlite/backend.js';
 import { SessionDbError, SessionNotFoundError, StoreClosedError, TitleConflictError, TopicAlreadyLinkedError } from './errors.js';
 import type { RepoContext } from './repos/context.js';
 import { HandoffRepo } from './repos/handoffs.js';
+import { BulkReadRepo } from './repos/bulk-read.js';
 import { ImportRepo } from './repos/import.js';
 import { LineageRepo } from './repos/lineage.js';
 import { ExportRepo, MaintenanceRepo } from './repos/maintenance.js';
@@ -76,6 +77,8 @@ export class SessionStore {
   readonly search: SearchRepo;
   /** Bulk writes that keep ids and timestamps (used by importHermesStateDb). */
   readonly imports: ImportRepo;
+  /** Bulk reads in Hermes' stored form (used by copyStore and verify). */
+  readonly bulkRead: BulkReadRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
   private closed = false;
 
@@ -94,6 +97,7 @@ export class SessionStore {
     this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
     this.search = new SearchRepo(ctx, searchRankWindow);
     this.imports = new ImportRepo(ctx);
+    this.bulkRead = new BulkReadRepo(ctx);
   }
 
   /** The dialect behind this store: 'sqlite' or 'pg'. */

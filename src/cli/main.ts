@@ -1,15 +1,20 @@
 #!/usr/bin/env node
 /**
- * hermes-sessiondb: the operator's CLI. Commands: migrate, status, search, stats, export, prune.
- * (import, copy and verify arrive with the rest of the CLI issue.)
- * Exit codes: 0 ok, 1 failure, 2 usage error.
+ * hermes-sessiondb: the operator's CLI. Commands: migrate, status, import, copy, verify, search, stats,
+ * export, prune. Exit codes: 0 ok, 1 failure (including a failed verification), 2 usage error.
  */
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { hermesExport } from '../codecs/hermes-export.js';
-import { importHermesStateDb } from '../import/hermes.js';
-import { verifyStores } from '../import/verify.js';
+import Database from 'better-sqlite3';
+import { parseStoreUrl } from '../db/url.js';
+import { copyStore } from '../transfer/copy.js';
+import { importHermesStateDb } from '../transfer/hermes-import.js';
+import type { TransferOptions } from '../transfer/pipeline.js';
+import { HermesFileSource, type RowSource, storeSource } from '../transfer/sources.js';
+import { type VerifyReport, verifyTransfer } from '../transfer/verify.js';
+import { fmt, progressPrinter } from './progress.js';
 import { SessionDbError } from '../errors.js';
 import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
@@ -19,9 +24,15 @@ export const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
+  /** Standard error is a terminal: progress is drawn as a bar rather than printed as lines. */
+  errIsTTY?: boolean;
 }
 
-const processIo: CliIo = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+const processIo: CliIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  errIsTTY: process.stderr.isTTY === true,
+};
 
 class UsageError extends Error {}
 
@@ -40,7 +51,45 @@ const dbOption = () =>
     DEFAULT_DB,
   );
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const mergeOption = () =>
+  new Option('--merge <how>', "when the target holds different rows under the same ids: keep-target keeps the target's (default: refuse, nothing written)").choices(['keep-target']);
+const nulOption = () =>
+  new Option('--nul <how>', 'text holding NUL (U+0000), which Postgres cannot store: replace stores U+FFFD instead (default: refuse, nothing written)').choices(['replace']);
+
+interface TransferFlags {
+  merge?: 'keep-target';
+  nul?: 'replace';
+  verify: boolean;
+}
+
+const transferOptions = (o: TransferFlags): TransferOptions => ({ onConflict: o.merge ?? 'refuse', onNul: o.nul ?? 'refuse' });
+
+/** A Hermes state.db (not one of our stores): an SQLite file without our migration journal. */
+function isHermesFile(url: string): string | null {
+  const location = parseStoreUrl(url);
+  if (location.backend !== 'sqlite' || location.memory || !fs.existsSync(location.path)) return null;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(location.path, { readonly: true, fileMustExist: true });
+    const ours = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() !== undefined;
+    return ours ? null : location.path;
+  } catch {
+    return null; // not readable as SQLite: let openStore report it
+  } finally {
+    db?.close();
+  }
+}
+
+/** The `--from` side of verify: a Hermes file (through a snapshot) or a store (only read). */
+async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
+  const hermes = isHermesFile(url);
+  if (hermes) {
+    const file = HermesFileSource.open(hermes);
+    return { source: file, close: async () => file.close() };
+  }
+  const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite' });
+  return { source: storeSource(store), close: () => store.close() };
+}
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   let exitCode = 0;
@@ -55,7 +104,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
   const program = new Command()
     .name('hermes-sessiondb')
-    .description('Operate hermes-sessiondb stores: migrate, search, report, export, prune.')
+    .description('Operate hermes-sessiondb stores: migrate, import Hermes state.db files, copy between stores, verify, search, report, export, prune.')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError();
@@ -97,46 +146,84 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       );
     });
 
+  /** The closing summary's verdict; prints the differences and sets exit code 1 when they differ. */
+  const verdict = (v: VerifyReport | undefined): string => {
+    if (!v) return ' (not verified)';
+    if (v.ok) return `; verified (${v.spotChecks.length} search spot-check${v.spotChecks.length === 1 ? '' : 's'}).`;
+    exitCode = 1;
+    return `; VERIFICATION FAILED:\n${v.problems.map((p) => `  ${p}`).join('\n')}`;
+  };
+  const rate = (messages: number, seconds: number) => fmt(seconds > 0 ? Math.round(messages / seconds) : messages);
+
   program
     .command('import')
-    .description('copy a Hermes state.db into a store (the source is only read, through a private snapshot)')
-    .argument('<state.db>', 'the Hermes database file')
+    .description('copy a Hermes state.db into a store (the file is only read, through a private snapshot), then verify')
+    .argument('<state.db>', 'the Hermes database file (any schema version from 6 on)')
     .addOption(new Option('--to <url>', 'the store to import into').makeOptionMandatory())
-    .addOption(
-      new Option('--merge <how>', 'when the store holds different rows under the same ids: keep-target keeps the store\'s (default: refuse)').choices(['keep-target']),
-    )
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept).')
-    .action(async (file: string, o: { to: string; merge?: 'keep-target' }) => {
+    .addOption(mergeOption())
+    .addOption(nulOption())
+    .option('--no-verify', 'skip comparing the file with the store afterwards')
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept). Exit code 1 when verification fails.')
+    .action(async (file: string, o: TransferFlags & { to: string }) => {
       await withStore(o.to, async (store) => {
-        const report = await importHermesStateDb(file, store, {
-          onConflict: o.merge ?? 'refuse',
-          onProgress: (p) => {
-            if (p.phase !== 'done') io.err(`${p.phase}: ${fmt(p.done)} / ${fmt(p.total)}\n`);
-          },
-        });
+        const progress = progressPrinter(io.err, io.errIsTTY === true);
+        const report = await importHermesStateDb(file, store, { ...transferOptions(o), verify: o.verify, onProgress: progress.update });
+        progress.finish();
         for (const c of report.unknownColumns) {
           io.err(`note: ${c.table}.${c.column} is not carried over (${fmt(c.rowsWithValue)} rows hold a value)\n`);
         }
-        if (report.ftsDamageIgnored.length > 0) io.err(`note: the source's FTS index is damaged; the store indexes afresh\n`);
-        const rate = report.seconds > 0 ? Math.round(report.messages / report.seconds) : report.messages;
+        for (const t of report.unknownTables) io.err(`note: table ${t.table} is not carried over (${fmt(t.rows)} rows)\n`);
+        if (report.orphanSessions.length > 0) {
+          io.err(`note: ${fmt(report.orphanSessions.length)} session(s) referenced by messages but missing from the file were created as stubs (source "unknown")\n`);
+        }
+        if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+        if (report.ftsDamageIgnored.length > 0) io.err(`note: the file's FTS index is damaged; the store indexes afresh\n`);
         io.out(
           `Imported ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
-            `(${fmt(rate)} msg/s) into ${store.url}.\n`,
+            `(${rate(report.messages, report.seconds)} msg/s) into ${store.url}${verdict(report.verification)}\n`,
         );
       });
     });
 
   program
-    .command('verify')
-    .description('compare two stores: sessions, message counts, content digests, meta, search spot-checks')
-    .addOption(new Option('--from <url>', 'the store (or Hermes state.db, read-only) to compare against').makeOptionMandatory())
-    .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
-    .addHelpText('after', '\nExample:\n  hermes-sessiondb verify --from sqlite:./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nExit code 1 when they differ.')
-    .action(async (o: { from: string; to: string }) => {
-      const from = await openStore(o.from, { migrate: false, readonly: !/^(postgres|pglite)/i.test(o.from) });
+    .command('copy')
+    .description('copy every session, message, meta and topic row from one store into another (any backends), then verify')
+    .addOption(new Option('--from <url>', 'the store to copy from (only read)').makeOptionMandatory())
+    .addOption(new Option('--to <url>', 'the store to copy into (migrated first)').makeOptionMandatory())
+    .addOption(mergeOption())
+    .addOption(nulOption())
+    .option('--no-verify', 'skip comparing the stores afterwards')
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.')
+    .action(async (o: TransferFlags & { from: string; to: string }) => {
+      if (isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
+      const from = await openStore(o.from, { migrate: false, readonly: parseStoreUrl(o.from).backend === 'sqlite' });
       try {
         await withStore(o.to, async (to) => {
-          const r = await verifyStores(from, to);
+          const progress = progressPrinter(io.err, io.errIsTTY === true);
+          const report = await copyStore(from, to, { ...transferOptions(o), verify: o.verify, onProgress: progress.update });
+          progress.finish();
+          if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+          io.out(
+            `Copied ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
+              `(${rate(report.messages, report.seconds)} msg/s) from ${from.url} into ${to.url}${verdict(report.verification)}\n`,
+          );
+        });
+      } finally {
+        await from.close();
+      }
+    });
+
+  program
+    .command('verify')
+    .description('compare a store with its source: sessions, message counts, content digests, meta, topics, search spot-checks')
+    .addOption(new Option('--from <url>', 'the source: a store, or a Hermes state.db (read through a snapshot)').makeOptionMandatory())
+    .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
+    .addHelpText('after', '\nExamples:\n  hermes-sessiondb verify --from ~/.hermes/state.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb verify --from sqlite:./sessions.db --to pglite:./pgdata\n\nExit code 1 when they differ.')
+    .action(async (o: { from: string; to: string }) => {
+      const from = await openSource(o.from);
+      try {
+        await withStore(o.to, async (to) => {
+          const r = await verifyTransfer(from.source, to);
           io.out(`sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
             `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`);
           for (const p of r.problems) io.out(`  ${p}\n`);

@@ -66,6 +66,10 @@ export interface Dialect {
   jsonFromText(text: string | null): SQL;
   /** Content columns for a raw Hermes content value (text, or the "\x00json:" form), kept as stored where possible. */
   contentFromStored(stored: string | null): { columns: SQL; values: SQL };
+  /** A select-list item: the JSON column as the JSON text Hermes would store, named after the column (Postgres: jsonb::text). */
+  storedJson(column: string): SQL;
+  /** Message content columns for a bulk read: `content` (SQLite), plus `content_json` as text (Postgres). */
+  readonly storedContentColumns: SQL;
   /** The content column names and values for an INSERT into messages. */
   contentInsert(content: MessageContentInput | null | undefined): { columns: SQL; values: SQL };
 

@@ -63,6 +63,8 @@ export class PgDialect implements Dialect {
       return sql`${JSON.stringify(text)}::jsonb`;
     }
   };
+  storedJson = (column: string) => sql.raw(`"${column}"::text AS "${column}"`);
+  readonly storedContentColumns = sql.raw('content, content_json::text AS content_json');
   contentFromStored = (stored: string | null) => this.contentInsert(decodeSqliteContent(stored));
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => {
     const structured = isStructured(content);

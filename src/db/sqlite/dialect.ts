@@ -51,6 +51,8 @@ export class SqliteDialect implements Dialect {
   time = (v: number | null | undefined) => sql`${v ?? null}`;
   json = (v: unknown) => sql`${v === null || v === undefined ? null : pythonJsonDumps(v)}`;
   jsonFromText = (text: string | null) => sql`${text}`;
+  storedJson = (column: string) => sql.raw(`"${column}"`);
+  readonly storedContentColumns = sql.raw('content');
   contentFromStored = (stored: string | null) => ({ columns: sql`content`, values: sql`${stored}` });
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
     columns: sql`content`,

@@ -1,0 +1,95 @@
+/**
+ * Reading a store's rows out in Hermes' stored form (snake_case, epoch-second times, JSON as text,
+ * structured content as "\x00json:" + JSON), so that copying a store goes through the same bulk writer
+ * as importing a Hermes state.db. Messages are read in id order, a page at a time.
+ */
+import { sql } from 'drizzle-orm';
+import { STRUCTURED_PREFIX } from '../codecs/content.js';
+import { first, rows as queryRows } from '../db/ops.js';
+import type { RepoContext } from './context.js';
+import type { RawRow } from './import.js';
+
+const SESSION_TIMES = ['started_at', 'ended_at'];
+const SESSION_JSON = ['model_config'];
+const SESSION_PLAIN = ['id', 'source', 'user_id', 'model', 'system_prompt', 'parent_session_id', 'end_reason', 'message_count',
+  'tool_call_count', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens',
+  'billing_provider', 'billing_base_url', 'billing_mode', 'estimated_cost_usd', 'actual_cost_usd', 'cost_status', 'cost_source',
+  'pricing_version', 'title', 'api_call_count', 'handoff_state', 'handoff_platform', 'handoff_error'];
+const MESSAGE_JSON = ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'];
+const MESSAGE_PLAIN = ['id', 'session_id', 'role', 'tool_call_id', 'tool_name', 'timestamp', 'token_count', 'finish_reason',
+  'reasoning', 'reasoning_content'];
+
+export class BulkReadRepo {
+  constructor(private readonly ctx: RepoContext) {}
+
+  private select(plain: string[], json: string[], extra?: ReturnType<typeof sql.raw>) {
+    const { d } = this.ctx;
+    return sql.join([...plain.map((c) => sql.raw(`"${c}"`)), ...json.map((c) => d.storedJson(c)), ...(extra ? [extra] : [])], sql`, `);
+  }
+
+  private time(row: RawRow, key: string): void {
+    if (row[key] !== null && row[key] !== undefined) row[key] = this.ctx.d.decode.time(row[key]);
+  }
+
+  /** Every session, by id. */
+  sessions(): Promise<RawRow[]> {
+    const { d } = this.ctx;
+    const columns = this.select([...SESSION_PLAIN, ...SESSION_TIMES], SESSION_JSON);
+    return d.read(function* () {
+      return yield* queryRows(sql`SELECT ${columns} FROM sessions ORDER BY id`);
+    }).then((rows) => rows.map((r) => {
+      for (const k of SESSION_TIMES) this.time(r, k);
+      return r;
+    }));
+  }
+
+  /** Up to `limit` messages with ids above `afterId`, in id order. */
+  messagePage(afterId: number, limit: number): Promise<RawRow[]> {
+    const { d } = this.ctx;
+    const columns = this.select(MESSAGE_PLAIN, MESSAGE_JSON, d.storedContentColumns);
+    return d.read(function* () {
+      return yield* queryRows(sql`SELECT ${columns} FROM messages WHERE id > ${d.int(afterId)} ORDER BY id LIMIT ${d.int(limit)}`);
+    }).then((rows) => rows.map((r) => {
+      this.time(r, 'timestamp');
+      r.id = d.decode.int(r.id);
+      // Postgres keeps structured content in content_json; give it back in the "\x00json:" form.
+      if (r.content_json !== null && r.content_json !== undefined) r.content = STRUCTURED_PREFIX + String(r.content_json);
+      delete r.content_json;
+      return r;
+    }));
+  }
+
+  messageCount(): Promise<number> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return d.decode.int((yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM messages`))?.n);
+    });
+  }
+
+  meta(): Promise<RawRow[]> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return yield* queryRows(sql`SELECT key, value FROM state_meta ORDER BY key`);
+    });
+  }
+
+  topicModes(): Promise<RawRow[]> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return yield* queryRows(sql`SELECT * FROM telegram_dm_topic_mode ORDER BY chat_id`);
+    }).then((rows) => rows.map((r) => {
+      for (const k of ['activated_at', 'updated_at', 'capability_checked_at']) this.time(r, k);
+      return r;
+    }));
+  }
+
+  topicBindings(): Promise<RawRow[]> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return yield* queryRows(sql`SELECT * FROM telegram_dm_topic_bindings ORDER BY chat_id, thread_id`);
+    }).then((rows) => rows.map((r) => {
+      for (const k of ['linked_at', 'updated_at']) this.time(r, k);
+      return r;
+    }));
+  }
+}

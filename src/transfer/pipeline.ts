@@ -1,0 +1,232 @@
+/**
+ * The one pipeline behind import and copy: refuse a target holding different rows under the source's ids,
+ * deal with NUL characters a Postgres target cannot store, then write sessions, parent links, messages (a
+ * page at a time, ids kept), the id sequence, meta and Telegram topic rows. Every insert is ON CONFLICT
+ * DO NOTHING, so an interrupted transfer is finished by running it again.
+ */
+import { SessionDbError } from '../errors.js';
+import type { RawRow } from '../repos/import.js';
+import type { SessionStore } from '../store.js';
+import type { RowSource } from './sources.js';
+
+export interface TransferProgress {
+  phase: 'sessions' | 'messages' | 'done';
+  /** Items of this phase written so far, and in all. */
+  done: number;
+  total: number;
+  /** Seconds since the transfer started. */
+  elapsedSeconds: number;
+}
+
+export interface TransferOptions {
+  onProgress?: (p: TransferProgress) => void;
+  /**
+   * What to do when the store already holds *different* rows under ids the source also uses: 'refuse'
+   * (default: an error naming them, nothing written) or 'keep-target' (the store's rows win and the
+   * source's are skipped). Rows identical to the source's (a re-run) are never a conflict.
+   */
+  onConflict?: 'refuse' | 'keep-target';
+  /**
+   * Text holding NUL characters (U+0000), which Postgres cannot store: 'refuse' (default: an error naming
+   * the rows, nothing written) or 'replace' (each NUL becomes U+FFFD, counted in the report). Only
+   * Postgres targets are affected; SQLite keeps NUL as it is.
+   */
+  onNul?: 'refuse' | 'replace';
+}
+
+export interface TransferCounts {
+  sessions: number;
+  messages: number;
+  meta: number;
+  topicModes: number;
+  topicBindings: number;
+  /** Rows whose NUL characters were replaced with U+FFFD (onNul: 'replace', Postgres targets). */
+  nulReplaced: number;
+}
+
+/** A transfer refused before writing anything (conflicting ids, NUL for Postgres). */
+export class TransferRefusedError extends SessionDbError {
+  /** Why, without the source's name (callers put it in front). */
+  readonly reason: string;
+  constructor(what: string, reason: string) {
+    super('VALIDATION', `${what}: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+const MESSAGE_PAGE = 5000;
+const CHECK_CHUNK = 500;
+const sameTime = (a: number, b: number) => Math.abs(a - b) <= 1e-6;
+
+/** Ids the source and the store share with different data (at most `limit` of them). */
+async function conflicts(source: RowSource, sessions: RawRow[], store: SessionStore, limit = 5): Promise<string[]> {
+  const found: string[] = [];
+  for (let i = 0; i < sessions.length && found.length < limit; i += CHECK_CHUNK) {
+    const theirs = new Map(sessions.slice(i, i + CHECK_CHUNK).map((s) => [String(s.id), s]));
+    for (const mine of await store.imports.existingSessions([...theirs.keys()])) {
+      const t = theirs.get(mine.id)!;
+      if (mine.source !== String(t.source) || !sameTime(mine.startedAt, Number(t.started_at))) found.push(`session ${mine.id}`);
+    }
+  }
+  for (let last = -1; found.length < limit; ) {
+    const page = await source.messagePage(last, MESSAGE_PAGE);
+    if (page.length === 0) break;
+    last = Number(page[page.length - 1]!.id);
+    for (let i = 0; i < page.length && found.length < limit; i += CHECK_CHUNK) {
+      const theirs = new Map(page.slice(i, i + CHECK_CHUNK).map((m) => [Number(m.id), m]));
+      for (const mine of await store.imports.existingMessages([...theirs.keys()])) {
+        const t = theirs.get(mine.id)!;
+        if (mine.sessionId !== String(t.session_id) || mine.role !== String(t.role) || !sameTime(mine.timestamp, Number(t.timestamp))) {
+          found.push(`message ${mine.id}`);
+        }
+      }
+    }
+  }
+  return found.slice(0, limit);
+}
+
+const NUL = '\u0000';
+const STRUCTURED = '\u0000json:';
+const JSON_COLUMNS = new Set(['model_config', 'tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']);
+
+/** JSON text of a column, or null when the column is not JSON (structured content counts as JSON). */
+function jsonBody(key: string, value: string): string | null {
+  if (key === 'content') {
+    if (!value.startsWith(STRUCTURED)) return null;
+    // Text that only looks structured (its JSON does not parse) is stored as plain text, marker and all.
+    try {
+      JSON.parse(value.slice(STRUCTURED.length));
+      return value.slice(STRUCTURED.length);
+    } catch {
+      return null;
+    }
+  }
+  return JSON_COLUMNS.has(key) ? value : null;
+}
+
+function walkStrings(value: unknown, fix: (s: string) => string): unknown {
+  if (typeof value === 'string') return fix(value);
+  if (Array.isArray(value)) return value.map((v) => walkStrings(v, fix));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [fix(k), walkStrings(v, fix)]));
+  }
+  return value;
+}
+
+/** The parsed JSON when it spells NUL as the escape \u0000 (which jsonb refuses, like text refuses NUL). */
+function jsonWithNul(body: string): unknown {
+  if (!body.includes('\\u0000')) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    let found = false;
+    walkStrings(parsed, (s) => ((found ||= s.includes(NUL)), s));
+    return found ? parsed : undefined;
+  } catch {
+    return undefined; // not JSON: stored as a JSON string of the text, where "\u0000" is six harmless characters
+  }
+}
+
+function hasNul(key: string, value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const body = jsonBody(key, value);
+  return body === null ? value.includes(NUL) : body.includes(NUL) || jsonWithNul(body) !== undefined;
+}
+
+function replaceNul(key: string, value: string): string {
+  const body = jsonBody(key, value);
+  if (body === null) return value.replaceAll(NUL, '\uFFFD');
+  const prefix = value.slice(0, value.length - body.length);
+  const parsed = jsonWithNul(body);
+  const fixed = parsed === undefined ? body : JSON.stringify(walkStrings(parsed, (s) => s.replaceAll(NUL, '\uFFFD')));
+  return prefix + fixed.replaceAll(NUL, '\uFFFD');
+}
+
+/** Rows holding NUL in any string column: fixed in place ('replace'), or named ('refuse'). */
+function treatNul(rows: RawRow[], what: string, mode: 'refuse' | 'replace', found: string[]): number {
+  let changed = 0;
+  for (const row of rows) {
+    let touched = false;
+    for (const [key, value] of Object.entries(row)) {
+      if (!hasNul(key, value)) continue;
+      if (mode === 'refuse') {
+        found.push(`${what} ${String(row.id)} (${key})`);
+      } else {
+        row[key] = replaceNul(key, value as string);
+        touched = true;
+      }
+    }
+    if (touched) changed += 1;
+  }
+  return changed;
+}
+
+export async function transferRows(source: RowSource, store: SessionStore, options: TransferOptions = {}): Promise<TransferCounts> {
+  const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
+  const progress = (phase: TransferProgress['phase'], done: number, total: number) =>
+    options.onProgress?.({ phase, done, total, elapsedSeconds: elapsed() });
+  const sessions = await source.sessions();
+  const totalMessages = await source.messageCount();
+  const meta = await source.meta();
+  const modes = await source.topicModes();
+  const bindings = await source.topicBindings();
+
+  const nulMode = store.dialect === 'pg' ? (options.onNul ?? 'refuse') : null;
+  if (nulMode === 'refuse') {
+    const found: string[] = [];
+    treatNul(sessions, 'session', 'refuse', found);
+    for (const [rows, what] of [[meta, 'state_meta row'], [modes, 'topic mode of chat'], [bindings, 'topic binding of chat']] as const) {
+      treatNul(rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })), what, 'refuse', found);
+    }
+    for (let last = -1; found.length < 5; ) {
+      const page = await source.messagePage(last, MESSAGE_PAGE);
+      if (page.length === 0) break;
+      last = Number(page[page.length - 1]!.id);
+      treatNul(page, 'message', 'refuse', found);
+    }
+    if (found.length > 0) {
+      throw new TransferRefusedError(
+        `Cannot copy ${source.label} into ${store.url}`,
+        `Postgres cannot store the NUL character (U+0000) found in ${found.slice(0, 5).join(', ')}; nothing was written to ` +
+          `${store.url}. Pass onNul: "replace" (CLI: --nul replace) to store each NUL as U+FFFD, or copy into SQLite, which keeps it.`,
+      );
+    }
+  }
+
+  const storeIsEmpty = (await store.sessionCount()) === 0 && (await store.messageCount()) === 0;
+  if (!storeIsEmpty && (options.onConflict ?? 'refuse') === 'refuse') {
+    const clashes = await conflicts(source, sessions, store);
+    if (clashes.length > 0) {
+      throw new TransferRefusedError(
+        `Cannot copy ${source.label} into ${store.url}`,
+        `${store.url} already holds different data under ids the source uses (${clashes.join(', ')}…); ` +
+          'nothing was written. Use an empty store, or pass onConflict: "keep-target" (CLI: --merge keep-target) to keep the store\'s rows.',
+      );
+    }
+  }
+
+  let nulReplaced = nulMode === 'replace' ? treatNul(sessions, 'session', 'replace', []) : 0;
+  progress('sessions', 0, sessions.length);
+  await store.imports.insertSessions(sessions);
+  await store.imports.linkParents(
+    sessions.filter((s) => s.parent_session_id !== null && s.parent_session_id !== undefined).map((s) => [String(s.id), String(s.parent_session_id)]),
+  );
+  progress('sessions', sessions.length, sessions.length);
+
+  let done = 0;
+  for (let last = -1; ; ) {
+    const page = await source.messagePage(last, MESSAGE_PAGE);
+    if (page.length === 0) break;
+    if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);
+    await store.imports.insertMessages(page);
+    last = Number(page[page.length - 1]!.id);
+    done += page.length;
+    progress('messages', done, totalMessages);
+  }
+  await store.imports.advanceIds();
+  if (nulMode === 'replace') for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);
+  await store.imports.insertMeta(meta);
+  await store.imports.insertTopics(modes, bindings);
+  progress('done', done, totalMessages);
+  return { sessions: sessions.length, messages: done, meta: meta.length, topicModes: modes.length, topicBindings: bindings.length, nulReplaced };
+}

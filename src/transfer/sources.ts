@@ -1,0 +1,207 @@
+/**
+ * Where transferred rows come from: a Hermes state.db (read through a private snapshot) or one of our
+ * stores. Both hand out rows in Hermes' stored form (snake_case, epoch-second times, JSON as text,
+ * structured content as "\x00json:" + JSON), so import, copy and verify share one pipeline.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { SessionDbError } from '../errors.js';
+import type { RawRow } from '../repos/import.js';
+import type { SessionStore } from '../store.js';
+
+export interface RowSource {
+  /** The file or URL, for messages. */
+  readonly label: string;
+  /** Every session (sessions are few next to messages; they are held in memory). */
+  sessions(): Promise<RawRow[]>;
+  messageCount(): Promise<number>;
+  /** Up to `limit` messages with ids above `afterId`, in id order. */
+  messagePage(afterId: number, limit: number): Promise<RawRow[]>;
+  meta(): Promise<RawRow[]>;
+  topicModes(): Promise<RawRow[]>;
+  topicBindings(): Promise<RawRow[]>;
+}
+
+/** A store as a row source (for copy and verify). */
+export function storeSource(store: SessionStore): RowSource {
+  const r = store.bulkRead;
+  return {
+    label: store.url,
+    sessions: () => r.sessions(),
+    messageCount: () => r.messageCount(),
+    messagePage: (afterId, limit) => r.messagePage(afterId, limit),
+    meta: () => r.meta(),
+    topicModes: () => r.topicModes(),
+    topicBindings: () => r.topicBindings(),
+  };
+}
+
+export class ImportError extends SessionDbError {
+  readonly file: string;
+  constructor(file: string, reason: string, options?: { cause?: unknown }) {
+    super('VALIDATION', `Cannot import ${file}: ${reason}`, options);
+    this.file = file;
+  }
+}
+
+/** Columns of each table that map onto our schema (everything else is reported). */
+const KNOWN: Record<string, string[]> = {
+  sessions: ['id', 'source', 'user_id', 'model', 'model_config', 'system_prompt', 'parent_session_id', 'started_at', 'ended_at',
+    'end_reason', 'message_count', 'tool_call_count', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens',
+    'reasoning_tokens', 'billing_provider', 'billing_base_url', 'billing_mode', 'estimated_cost_usd', 'actual_cost_usd',
+    'cost_status', 'cost_source', 'pricing_version', 'title', 'api_call_count', 'handoff_state', 'handoff_platform', 'handoff_error'],
+  messages: ['id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'token_count',
+    'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'],
+  state_meta: ['key', 'value'],
+  telegram_dm_topic_mode: ['chat_id', 'user_id', 'enabled', 'activated_at', 'updated_at', 'has_topics_enabled',
+    'allows_users_to_create_topics', 'capability_checked_at', 'intro_message_id', 'pinned_message_id'],
+  telegram_dm_topic_bindings: ['chat_id', 'thread_id', 'user_id', 'session_key', 'session_id', 'managed_mode', 'linked_at', 'updated_at'],
+};
+
+/** Tables of Hermes' own machinery that hold nothing to carry over (FTS shadow tables are matched by prefix). */
+const INTERNAL_TABLES = new Set(['schema_version', 'sqlite_sequence', 'sqlite_stat1', 'sqlite_stat4', 'system_prompts']);
+
+export interface UnknownColumn {
+  table: string;
+  column: string;
+  /** Rows where it holds a value: data this import does not carry over. */
+  rowsWithValue: number;
+}
+
+export interface UnknownTable {
+  table: string;
+  rows: number;
+}
+
+/** A Hermes state.db, read through a private snapshot copy; `close()` removes the snapshot. */
+export class HermesFileSource implements RowSource {
+  readonly label: string;
+  readonly schemaVersion: number | null;
+  readonly unknownColumns: UnknownColumn[] = [];
+  /** Tables other than the ones this library maps (later Hermes versions add several): not carried over. */
+  readonly unknownTables: UnknownTable[] = [];
+  /**
+   * Sessions that messages or topic bindings refer to but the file lacks (Hermes runs without foreign key
+   * enforcement): imported as stub sessions (source "unknown", started at their first message) so that no
+   * message is lost.
+   */
+  readonly orphanSessions: string[] = [];
+  /** quick_check findings confined to the source's FTS indexes (not copied; the target indexes afresh). */
+  readonly ftsDamageIgnored: string[];
+  private readonly db: Database.Database;
+  private readonly tables: Set<string>;
+  private readonly dir: string;
+  /** v25+ files keep system prompts once, in system_prompts(hash, prompt), referenced by sessions.system_prompt_hash. */
+  private readonly promptsByHash: boolean;
+  private readonly orphans: RawRow[];
+
+  static open(file: string): HermesFileSource {
+    if (!fs.existsSync(file)) throw new ImportError(file, 'no such file');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-'));
+    try {
+      return new HermesFileSource(file, dir);
+    } catch (error) {
+      fs.rmSync(dir, { recursive: true, force: true });
+      if (error instanceof ImportError) throw error;
+      throw new ImportError(file, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  }
+
+  private constructor(file: string, dir: string) {
+    this.label = file;
+    this.dir = dir;
+    // The original is only read: it is copied (with its -wal and -shm) and the copy is opened.
+    const copy = path.join(dir, 'state.db');
+    fs.copyFileSync(file, copy);
+    for (const suffix of ['-wal', '-shm']) if (fs.existsSync(file + suffix)) fs.copyFileSync(file + suffix, copy + suffix);
+    const db = new Database(copy, { fileMustExist: true });
+    this.db = db;
+    try {
+      const problems = (db.pragma('quick_check(100)') as Array<Record<string, string>>).map((r) => Object.values(r)[0]!).filter((m) => m !== 'ok');
+      // The FTS indexes are derived data that the target rebuilds; damage confined to them does not block
+      // an import (some SQLite versions call Hermes' trigram index malformed because of "\x00json:").
+      this.ftsDamageIgnored = problems.filter((m) => /\bFTS5 table\b|messages_fts/.test(m));
+      const structural = problems.filter((m) => !this.ftsDamageIgnored.includes(m));
+      if (structural.length > 0) throw new ImportError(file, `the database is damaged (quick_check: ${structural.slice(0, 3).join('; ')})`);
+      this.tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      for (const required of ['sessions', 'messages']) {
+        if (!this.tables.has(required)) throw new ImportError(file, `it has no "${required}" table; is it a Hermes state.db?`);
+      }
+      const columnsOf = (t: string) => db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[];
+      const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+      this.promptsByHash =
+        this.tables.has('system_prompts') &&
+        columnsOf('sessions').includes('system_prompt_hash') &&
+        ['hash', 'prompt'].every((c) => columnsOf('system_prompts').includes(c));
+      for (const [table, known] of Object.entries(KNOWN)) {
+        if (!this.tables.has(table)) continue;
+        const mapped = table === 'sessions' && this.promptsByHash ? [...known, 'system_prompt_hash'] : known;
+        for (const column of columnsOf(table).filter((c) => !mapped.includes(c))) {
+          const rowsWithValue = db.prepare(`SELECT COUNT(*) FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL`).pluck().get() as number;
+          this.unknownColumns.push({ table, column, rowsWithValue });
+        }
+      }
+      const ftsShadow = /^messages_fts/;
+      for (const table of [...this.tables].sort()) {
+        if (table in KNOWN || INTERNAL_TABLES.has(table) || ftsShadow.test(table)) continue;
+        this.unknownTables.push({ table, rows: db.prepare(`SELECT COUNT(*) FROM ${quote(table)}`).pluck().get() as number });
+      }
+      const referencing = ['SELECT session_id AS id, timestamp AS t FROM messages'];
+      if (this.tables.has('telegram_dm_topic_bindings')) referencing.push('SELECT session_id, linked_at FROM telegram_dm_topic_bindings');
+      this.orphans = db
+        .prepare(`SELECT id, MIN(t) AS started_at FROM (${referencing.join(' UNION ALL ')})
+                  WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM sessions) GROUP BY id ORDER BY id`)
+        .all() as RawRow[];
+      this.orphanSessions.push(...this.orphans.map((o) => String(o.id)));
+      this.schemaVersion = this.tables.has('schema_version')
+        ? ((db.prepare('SELECT version FROM schema_version LIMIT 1').pluck().get() as number | undefined) ?? null)
+        : null;
+    } catch (error) {
+      db.close();
+      throw error instanceof ImportError ? error : new ImportError(file, error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  }
+
+  private all(table: string, order: string): RawRow[] {
+    return this.tables.has(table) ? (this.db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all() as RawRow[]) : [];
+  }
+
+  async sessions(): Promise<RawRow[]> {
+    const sessions = this.all('sessions', 'id');
+    if (this.promptsByHash) {
+      const prompts = new Map(this.db.prepare('SELECT hash, prompt FROM system_prompts').raw().all() as Array<[unknown, unknown]>);
+      for (const s of sessions) {
+        if ((s.system_prompt === null || s.system_prompt === undefined) && s.system_prompt_hash != null) s.system_prompt = prompts.get(s.system_prompt_hash) ?? null;
+      }
+    }
+    for (const o of this.orphans) sessions.push({ id: o.id, source: 'unknown', started_at: o.started_at ?? 0 });
+    return sessions;
+  }
+
+  async messageCount(): Promise<number> {
+    return this.db.prepare('SELECT COUNT(*) FROM messages').pluck().get() as number;
+  }
+
+  async messagePage(afterId: number, limit: number): Promise<RawRow[]> {
+    return this.db.prepare('SELECT * FROM messages WHERE id > ? ORDER BY id LIMIT ?').all(afterId, limit) as RawRow[];
+  }
+
+  async meta(): Promise<RawRow[]> {
+    return this.all('state_meta', 'key');
+  }
+
+  async topicModes(): Promise<RawRow[]> {
+    return this.all('telegram_dm_topic_mode', 'chat_id');
+  }
+
+  async topicBindings(): Promise<RawRow[]> {
+    return this.all('telegram_dm_topic_bindings', 'chat_id, thread_id');
+  }
+
+  close(): void {
+    this.db.close();
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

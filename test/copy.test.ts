@@ -1,0 +1,251 @@
+/**
+ * Copying between stores: SQLite → Postgres (PGlite and the real server) → SQLite keeps every id, time
+ * (to the microsecond), JSON value, structured content, title, parent link, handoff state, meta and
+ * Telegram topic row; a second copy adds nothing; a target holding other rows under the same ids is
+ * refused; NUL, which Postgres cannot store, is refused or replaced as asked.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { roundToMicros } from '../src/codecs/time.js';
+import { ImportError, type SessionStore, TransferRefusedError, copyStore, importHermesStateDb, openStore, verifyStores } from '../src/index.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
+import { sharedFixture } from './helpers/fixtures.js';
+import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
+
+const fixture = sharedFixture('hermes-v11-small.db');
+const sqlite = sqliteFileHarness();
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-copy-test-'));
+afterAll(async () => {
+  await sqlite.cleanup();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Sessions and messages of every shape the API can write, with wall-clock (microsecond) times. */
+async function populate(store: SessionStore): Promise<void> {
+  await store.createSession('root', 'telegram', { model: 'gpt-5', modelConfig: { temperature: 0.2, zeta: [1, 'two', null], alpha: { b: true } }, systemPrompt: 'be brief', userId: 'u1' });
+  await store.setSessionTitle('root', 'Deploy notes');
+  await store.appendMessage('root', 'user', 'how do I deploy the ingress controller?');
+  await store.appendMessage('root', 'assistant', [{ type: 'text', text: 'Use helm' }, { type: 'image_url', image_url: { url: 'data:x' } }], {
+    reasoning: 'think', reasoningContent: 'deeper', reasoningDetails: [{ type: 'summary', text: 'ok' }], finishReason: 'stop', tokenCount: 42,
+    codexReasoningItems: [{ id: 'r1' }], codexMessageItems: { z: 1, a: 2 },
+  });
+  await store.appendMessage('root', 'assistant', null, { toolCalls: [{ id: 'call_1', function: { name: 'terminal', arguments: '{"cmd": "kubectl get pods"}' } }] });
+  await store.appendMessage('root', 'tool', '{"output": "pod/web-1 Running"}', { toolCallId: 'call_1', toolName: 'terminal' });
+  await store.updateTokenCounts('root', { inputTokens: 1200, outputTokens: 345, cacheReadTokens: 7, estimatedCostUsd: 0.0123456789, actualCostUsd: 0.1 + 0.2, costStatus: 'final', billingProvider: 'openai' });
+  await store.endSession('root', 'compression');
+  await store.createSession('child', 'telegram', { parentSessionId: 'root' });
+  await store.setSessionTitle('child', 'Deploy notes #2');
+  await store.appendMessage('child', 'user', '记忆断裂 after compression — über ünïcødé 🚀');
+  await store.requestHandoff('child', 'discord');
+  await store.claimHandoff('child');
+  await store.createSession('cron-1', 'cron');
+  await store.appendMessage('cron-1', 'system', '');
+  await store.requestHandoff('cron-1', 'slack');
+  await store.failHandoff('cron-1', 'slack is down');
+  await store.setMeta('telegram_dm_topic_schema_version', '2');
+  await store.setMeta('custom', 'value with "quotes"');
+  await store.enableTelegramTopicMode({ chatId: '1001', userId: '77', hasTopicsEnabled: true, allowsUsersToCreateTopics: false });
+  await store.bindTelegramTopic({ chatId: '1001', threadId: '5', userId: '77', sessionKey: 'agent:main:telegram:dm:1001:5', sessionId: 'child' });
+}
+
+/** Everything the API returns for a store, with times at the microsecond Postgres keeps. */
+async function snapshotOf(store: SessionStore) {
+  const micros = <T extends Record<string, unknown>>(row: T): T => {
+    const out: Record<string, unknown> = { ...row };
+    for (const k of ['startedAt', 'endedAt', 'timestamp', 'lastActive', 'linkedAt', 'updatedAt', 'activatedAt', 'capabilityCheckedAt']) {
+      if (typeof out[k] === 'number') out[k] = roundToMicros(out[k] as number);
+    }
+    return out as T;
+  };
+  const sessions = (await store.exportAll()).map((s) => micros({ ...s, messages: s.messages.map(micros) }));
+  sessions.sort((a, b) => a.id.localeCompare(b.id));
+  const bindings = await store.bulkRead.topicBindings();
+  const modes = await store.bulkRead.topicModes();
+  return {
+    sessions,
+    meta: await store.bulkRead.meta(),
+    bindings: bindings.map((b) => ({ ...b, linked_at: roundToMicros(b.linked_at as number), updated_at: roundToMicros(b.updated_at as number) })),
+    modes: modes.map((m) => ({ chat: m.chat_id, user: m.user_id, enabled: Boolean(m.enabled), topics: Boolean(m.has_topics_enabled), create: Boolean(m.allows_users_to_create_topics), at: roundToMicros(m.activated_at as number) })),
+    handoffs: await Promise.all(['root', 'child', 'cron-1'].map((id) => store.getHandoffState(id))),
+    lineage: await store.getLineage('child'),
+    // The same messages are found (relevance order is each engine's own: bm25 vs ts_rank).
+    search: (await store.searchMessages('ingress', { limit: -1 })).map((h) => h.id).sort((x, y) => x - y),
+    cjk: (await store.searchMessages('记忆', { limit: -1 })).map((h) => h.id).sort((x, y) => x - y),
+  };
+}
+
+const pgHarnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
+
+for (const pg of pgHarnesses) {
+  const available = reportAvailability(pg);
+  describe.skipIf(!available)(`copy sqlite ↔ ${pg.name}${available ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
+    afterAll(() => pg.cleanup());
+
+    it('round-trips sqlite → postgres → sqlite without losing anything, and a second copy adds nothing', async () => {
+      const a = await sqlite.open();
+      const b = await pg.open();
+      const c = await sqlite.open();
+      try {
+        // The Python-written fixture first (its ids are kept), then every shape the API writes.
+        if (!fixture.missing) await importHermesStateDb(fixture.path!, a);
+        await populate(a);
+        const before = await snapshotOf(a);
+        expect(before.sessions.length).toBeGreaterThanOrEqual(3);
+
+        const there = await copyStore(a, b, { verify: true });
+        expect(there.verification?.problems).toEqual([]);
+        expect(there.verification?.spotChecks.length).toBeGreaterThan(0);
+        const back = await copyStore(b, c, { verify: true });
+        expect(back.verification?.problems).toEqual([]);
+        expect(back).toMatchObject({ sessions: before.sessions.length, topicBindings: before.bindings.length });
+
+        const middle = await snapshotOf(b);
+        const after = await snapshotOf(c);
+        expect(middle).toEqual(before);
+        expect(after).toEqual(before);
+        // Exact message ids and the structured content's shape survive both hops.
+        const root = after.sessions.find((s) => s.id === 'root')!;
+        expect(root.messages[1]!.content).toEqual([{ type: 'text', text: 'Use helm' }, { type: 'image_url', image_url: { url: 'data:x' } }]);
+        expect(root.actualCostUsd).toBe(0.1 + 0.2);
+        expect(root.title).toBe('Deploy notes');
+
+        // Running it again changes nothing; both targets hand out fresh ids past the copied ones.
+        const again = await copyStore(a, b, { verify: true });
+        expect(again.verification?.ok).toBe(true);
+        expect(await b.messageCount()).toBe(await a.messageCount());
+        const maxId = Math.max(...before.sessions.flatMap((s) => s.messages.map((m) => m.id)));
+        expect(await b.appendMessage('root', 'user', 'new on postgres')).toBeGreaterThan(maxId);
+        expect(await c.appendMessage('root', 'user', 'new on sqlite')).toBeGreaterThan(maxId);
+        const diverged = await verifyStores(a, b);
+        expect(diverged.ok).toBe(false);
+        expect(diverged.problems.join('\n')).toMatch(/session root: 4 messages, 5 in the target/);
+      } finally {
+        await Promise.all([a.close(), b.close(), c.close()]);
+      }
+    }, 120_000);
+
+    it('refuses a target holding different rows under the same ids, writing nothing, unless told to keep them', async () => {
+      const a = await sqlite.open();
+      const b = await pg.open();
+      try {
+        await populate(a);
+        await b.createSession('child', 'cli');
+        const error = await copyStore(a, b).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(TransferRefusedError);
+        expect((error as Error).message).toMatch(/session child/);
+        expect(await b.sessionCount()).toBe(1);
+        const kept = await copyStore(a, b, { onConflict: 'keep-target' });
+        expect(kept.sessions).toBe(3);
+        expect((await b.getSession('child'))!.source).toBe('cli');
+        expect(await b.messageCount()).toBe(await a.messageCount());
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+      }
+    });
+
+    it('refuses NUL for Postgres with the rows named and nothing written, or replaces it when asked; SQLite keeps it', async () => {
+      const file = path.join(dir, `nul-${pg.name}.db`);
+      const db = new Database(file);
+      db.exec(HERMES_V11_DDL);
+      db.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 100)").run();
+      const insert = db.prepare("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('s', ?, ?, ?, ?)");
+      insert.run('user', 'before\u0000after', null, 101);
+      insert.run('assistant', null, '[{"id": "c\\u0000d"}]', 102);
+      insert.run('user', 'plain \\u0000 is six characters', null, 103);
+      db.close();
+
+      const target = await pg.open();
+      const keeper = await sqlite.open();
+      try {
+        const error = await importHermesStateDb(file, target).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ImportError);
+        expect((error as Error).message).toMatch(/NUL.*message 1 \(content\), message 2 \(tool_calls\)/);
+        expect((error as Error).message).not.toMatch(/message 3/);
+        expect(await target.sessionCount()).toBe(0);
+
+        const replaced = await importHermesStateDb(file, target, { onNul: 'replace', verify: true });
+        expect(replaced.nulReplaced).toBe(2);
+        expect(replaced.verification?.problems).toEqual([]);
+        const msgs = await target.getMessages('s');
+        expect(msgs.map((m) => m.content)).toEqual(['before\uFFFDafter', null, 'plain \\u0000 is six characters']);
+        expect(msgs[1]!.toolCalls).toEqual([{ id: 'c\uFFFDd' }]);
+
+        const kept = await importHermesStateDb(file, keeper, { verify: true });
+        expect(kept.verification?.ok).toBe(true);
+        expect((await keeper.getMessages('s'))[0]!.content).toBe('before\u0000after');
+        // And a store holding NUL (SQLite) copies into Postgres only when told how.
+        const other = await pg.open();
+        await expect(copyStore(keeper, other)).rejects.toThrow(/NUL/);
+        expect(await other.sessionCount()).toBe(0);
+        await other.close();
+      } finally {
+        await Promise.all([target.close(), keeper.close()]);
+      }
+    });
+
+    it('runs as `copy --from --to` with a verified summary, and names a Hermes file given to copy', async () => {
+      const a = await sqlite.open();
+      const fromUrl = a.url;
+      await populate(a);
+      await a.close();
+      const toUrl = await pg.freshUrl();
+      let out = '';
+      let err = '';
+      const io = { out: (t: string) => (out += t), err: (t: string) => (err += t) };
+      expect(await main(['copy', '--from', fromUrl, '--to', toUrl], io)).toBe(0);
+      expect(out).toMatch(/^Copied 3 sessions, 6 messages in [\d.]+ s \([\d,]+ msg\/s\) from .* into .*; verified \(\d+ search spot-checks?\)\.\n$/);
+      expect(err).toMatch(/sessions: 3\nmessages: 6 \/ 6 \(100%/);
+      out = '';
+      expect(await main(['verify', '--from', fromUrl, '--to', toUrl], io)).toBe(0);
+      expect(out).toMatch(/verified: the stores agree/);
+
+      const hermes = path.join(dir, `hermes-${pg.name}.db`);
+      const db = new Database(hermes);
+      db.exec(HERMES_V11_DDL);
+      db.close();
+      err = '';
+      expect(await main(['copy', '--from', hermes, '--to', toUrl], io)).toBe(2);
+      expect(err).toMatch(/is a Hermes state\.db, not a store; use: hermes-sessiondb import/);
+    });
+  });
+}
+
+describe('copy CLI progress', () => {
+  it('draws a redrawn bar with rate and ETA on a terminal', async () => {
+    const a = await sqlite.open();
+    const fromUrl = a.url;
+    await populate(a);
+    await a.close();
+    let err = '';
+    const code = await main(['copy', '--from', fromUrl, '--to', await sqlite.freshUrl(), '--no-verify'], {
+      out: () => {},
+      err: (t) => (err += t),
+      errIsTTY: true,
+    });
+    expect(code).toBe(0);
+    expect(err).toMatch(/\r\x1b\[2Kmessages \[#{24}\] 6\/6 100% {2}[\d,]+ msg\/s {2}ETA \d+ s\n$/);
+  });
+});
+
+// Opening the source of a copy must not migrate it or write to it.
+describe('copy leaves the source alone', () => {
+  it('does not change the source file', async () => {
+    const a = await sqlite.open();
+    await populate(a);
+    const file = a.url.replace(/^sqlite:/, '');
+    await a.close();
+    const before = fs.readFileSync(file);
+    const from = await openStore(`sqlite:${file}`, { migrate: false, readonly: true });
+    const to = await sqlite.open();
+    try {
+      await copyStore(from, to);
+    } finally {
+      await Promise.all([from.close(), to.close()]);
+    }
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+  });
+});
