@@ -50,6 +50,59 @@ function hermesFile(name: string, edit: (ddl: string) => string, extra = ''): st
   return file;
 }
 
+/** A v6-era file (spring 2026): sessions up to the billing columns, messages up to codex_reasoning_items,
+ * no state_meta or Telegram tables, and the original external-content FTS with 'delete'-command triggers. */
+const V6_DDL = `
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+INSERT INTO schema_version VALUES (6);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT, model_config TEXT, system_prompt TEXT,
+  parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL, end_reason TEXT, message_count INTEGER DEFAULT 0,
+  tool_call_count INTEGER DEFAULT 0, input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0, title TEXT,
+  cache_read_tokens INTEGER DEFAULT 0, cache_write_tokens INTEGER DEFAULT 0, reasoning_tokens INTEGER DEFAULT 0,
+  billing_provider TEXT, billing_base_url TEXT, billing_mode TEXT, estimated_cost_usd REAL, actual_cost_usd REAL,
+  cost_status TEXT, cost_source TEXT, pricing_version TEXT, FOREIGN KEY (parent_session_id) REFERENCES sessions(id));
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id), role TEXT NOT NULL,
+  content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL, token_count INTEGER, finish_reason TEXT,
+  reasoning TEXT, reasoning_details TEXT, codex_reasoning_items TEXT);
+CREATE UNIQUE INDEX idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL;
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, content=messages, content_rowid=id);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts(rowid, content) VALUES (new.id, new.content); END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+  INSERT INTO messages_fts(messages_fts, rowid, content) VALUES('delete', old.id, old.content); END;
+`;
+
+/** The v11-early (unmerged branch) layout: v11 tables with three-column external-content FTS tables. */
+const THREE_COLUMN_FTS = `
+CREATE VIRTUAL TABLE messages_fts USING fts5(content, tool_calls, tool_name, content=messages, content_rowid=id);
+CREATE VIRTUAL TABLE messages_fts_trigram USING fts5(content, tool_calls, tool_name, content=messages, content_rowid=id, tokenize='trigram');
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+  INSERT INTO messages_fts(rowid, content, tool_calls, tool_name) VALUES (new.id, new.content, new.tool_calls, new.tool_name);
+  INSERT INTO messages_fts_trigram(rowid, content, tool_calls, tool_name) VALUES (new.id, new.content, new.tool_calls, new.tool_name);
+END;
+`;
+
+function buildFile(name: string, ddl: string, rows: string): string {
+  const file = path.join(dir, name);
+  fs.rmSync(file, { force: true });
+  const db = new Database(file);
+  db.pragma('foreign_keys = OFF'); // as Python's sqlite3 (and so Hermes) runs, which is how orphaned rows come about
+  db.exec(ddl);
+  db.exec(rows);
+  db.close();
+  return file;
+}
+
+const LAYOUT_ROWS = `
+  INSERT INTO sessions (id, source, model, model_config, started_at, ended_at, end_reason, input_tokens, estimated_cost_usd, title)
+    VALUES ('old-1', 'cli', 'claude', '{"max_tokens": 4096}', 1774000000.123456, 1774000100.5, 'user_exit', 321, 0.0042, 'Layout test');
+  INSERT INTO sessions (id, source, parent_session_id, started_at) VALUES ('old-2', 'telegram', 'old-1', 1774000200.000001);
+  INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old-1', 'user', 'please rotate the nginx certificates today', 1774000001.25);
+  INSERT INTO messages (session_id, role, content, tool_calls, timestamp, reasoning, reasoning_details)
+    VALUES ('old-1', 'assistant', NULL, '[{"id": "t1", "function": {"name": "terminal", "arguments": "{}"}}]', 1774000002.5, 'plan', '[{"k": 1}]');
+  INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES ('old-2', 'tool', 'certbot renewed 3 certificates', 'terminal', 1774000201);
+`;
+
 const harnesses: Harness[] = [sqliteFileHarness(), sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()];
 
 for (const h of harnesses) {
@@ -113,6 +166,65 @@ for (const h of harnesses) {
         expect(kept.sessions).toBe(60);
         expect((await store.getSession('20260604_000000_1da3a1'))!.source).toBe('telegram');
         expect((await store.getMessages('mine')).map((m) => m.content)).toEqual(['my own message 1']);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('imports a v6-era file and a v11-early file with three-column FTS, verified, and searchable afterwards', async () => {
+      const v6 = buildFile(`v6-${h.name}.db`, V6_DDL, LAYOUT_ROWS);
+      const early = buildFile(`v11-early-${h.name}.db`, HERMES_V11_DDL + THREE_COLUMN_FTS, LAYOUT_ROWS);
+      for (const file of [v6, early]) {
+        const store = await h.open();
+        try {
+          const report = await importHermesStateDb(file, store, { verify: true });
+          expect(report).toMatchObject({ sessions: 2, messages: 3, unknownColumns: [], unknownTables: [], orphanSessions: [] });
+          expect(report.verification?.problems).toEqual([]);
+          expect(report.verification?.spotChecks.length).toBeGreaterThan(0);
+          const s = (await store.getSession('old-1'))!;
+          expect(s).toMatchObject({ model: 'claude', modelConfig: { max_tokens: 4096 }, title: 'Layout test', inputTokens: 321, apiCallCount: 0, handoffState: null });
+          expect(s.startedAt).toBeCloseTo(1774000000.123456, 6);
+          expect((await store.getSession('old-2'))!.parentSessionId).toBe('old-1');
+          const msgs = await store.getMessages('old-1');
+          expect(msgs[1]).toMatchObject({ toolCalls: [{ id: 't1', function: { name: 'terminal', arguments: '{}' } }], reasoning: 'plan', reasoningContent: null, codexMessageItems: null });
+          expect((await store.searchMessages('certificates', { limit: -1, sort: 'oldest' })).map((m) => m.sessionId)).toEqual(['old-1', 'old-2']);
+          expect(await store.getLineage('old-2')).toEqual(['old-1', 'old-2']);
+        } finally {
+          await store.close();
+        }
+      }
+    });
+
+    it('imports a v25-era file: prompts kept by hash are resolved, extra tables and columns reported, orphaned messages kept', async () => {
+      const ddl = HERMES_V11_DDL.replace('codex_message_items TEXT\n', 'codex_message_items TEXT,\n    active INTEGER NOT NULL DEFAULT 1,\n    platform_message_id TEXT\n')
+        .replace(/(CREATE TABLE IF NOT EXISTS sessions \([\s\S]*?handoff_error TEXT)/, '$1,\n    archived INTEGER DEFAULT 0,\n    system_prompt_hash TEXT');
+      expect(ddl).toMatch(/system_prompt_hash/);
+      const file = buildFile(`v25-${h.name}.db`, ddl + `
+        CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL);
+        CREATE TABLE compression_locks (session_id TEXT PRIMARY KEY, holder TEXT NOT NULL, acquired_at REAL NOT NULL, expires_at REAL NOT NULL);
+        INSERT INTO schema_version (version) VALUES (25);`, `
+        INSERT INTO system_prompts VALUES ('h1', 'You are Hermes.');
+        INSERT INTO sessions (id, source, started_at, system_prompt_hash, archived) VALUES ('new-1', 'discord', 1790000000.5, 'h1', 1);
+        INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('new-2', 'cli', 1790000001, 'inline prompt');
+        INSERT INTO messages (session_id, role, content, timestamp, active, platform_message_id) VALUES ('new-1', 'user', 'rewound question', 1790000002, 0, 'p-1');
+        INSERT INTO messages (session_id, role, content, timestamp) VALUES ('ghost', 'user', 'a message whose session row is gone', 1790000003.75);
+        INSERT INTO compression_locks VALUES ('new-1', 'gw', 1, 2);`);
+      const store = await h.open();
+      try {
+        const report = await importHermesStateDb(file, store, { verify: true });
+        expect(report.schemaVersion).toBe(25);
+        expect(report.unknownColumns).toEqual([
+          { table: 'sessions', column: 'archived', rowsWithValue: 2 },
+          { table: 'messages', column: 'active', rowsWithValue: 2 },
+          { table: 'messages', column: 'platform_message_id', rowsWithValue: 1 },
+        ]);
+        expect(report.unknownTables).toEqual([{ table: 'compression_locks', rows: 1 }]);
+        expect(report.orphanSessions).toEqual(['ghost']);
+        expect(report.verification?.problems).toEqual([]);
+        expect((await store.getSession('new-1'))!.systemPrompt).toBe('You are Hermes.');
+        expect((await store.getSession('new-2'))!.systemPrompt).toBe('inline prompt');
+        expect(await store.getSession('ghost')).toMatchObject({ source: 'unknown', startedAt: 1790000003.75 });
+        expect((await store.getMessages('ghost'))[0]!.content).toBe('a message whose session row is gone');
       } finally {
         await store.close();
       }
