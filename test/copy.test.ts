@@ -55,7 +55,7 @@ async function populate(store: SessionStore): Promise<void> {
 /** Everything the API returns for a store, with times at the microsecond Postgres keeps. */
 async function snapshotOf(store: SessionStore) {
   const micros = <T extends object>(row: T): T => {
-    const out: Record<string, unknown> = { ...row };
+    const out = { ...row } as Record<string, unknown>;
     for (const k of ['startedAt', 'endedAt', 'timestamp', 'lastActive', 'linkedAt', 'updatedAt', 'activatedAt', 'capabilityCheckedAt']) {
       if (typeof out[k] === 'number') out[k] = roundToMicros(out[k] as number);
     }
