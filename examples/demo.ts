@@ -1,54 +1,54 @@
 /**
- * The main job on embedded defaults, no server needed: open an SQLite file store and a PGlite store,
- * write the same small conversation with a compression continuation into each, and read it back.
- * (`npm run demo`)
+ * The main job on embedded defaults, no server needed (`npm run demo`):
+ *   1. write a small Hermes-format state.db (examples/hermes-state-db.ts),
+ *   2. import it into an SQLite file store and into an embedded Postgres (PGlite) store, verified,
+ *   3. search both (words, a phrase, Chinese), follow a compression chain, replay it with ancestors.
+ * Same calls, same answers on both backends. The files live in a temporary folder, removed at the end.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type SessionStore, openStore } from '../src/index.js';
+import { importHermesStateDb, openStore } from '../src/index.js';
+import { writeHermesStateDb } from './hermes-state-db.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hermes-sessiondb-demo-'));
-const urls = [`sqlite:${path.join(dir, 'state.db')}`, `pglite:${path.join(dir, 'pgdata')}`];
-
-async function conversation(store: SessionStore): Promise<void> {
-  await store.createSession('root', 'cli', { model: 'anthropic/claude-sonnet-4.5', modelConfig: { temperature: 0.2 } });
-  await store.setSessionTitle('root', 'Docker deploy');
-  await store.appendMessage('root', 'user', 'How do I deploy with Docker?');
-  await store.appendMessage('root', 'assistant', null, {
-    toolCalls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"command": "docker ps"}' } }],
-  });
-  await store.appendMessage('root', 'tool', 'CONTAINER ID   IMAGE', { toolCallId: 'c1', toolName: 'terminal' });
-  await store.updateTokenCounts('root', { inputTokens: 1200, outputTokens: 80, estimatedCostUsd: 0.0042, apiCallCount: 1 });
-  await store.endSession('root', 'compression');
-  await store.createSession('continued', 'cli', { parentSessionId: 'root' });
-  await store.setSessionTitle('continued', await store.getNextTitleInLineage('Docker deploy'));
-  await store.appendMessage('continued', 'user', [{ type: 'text', text: 'And with compose?' }, { type: 'image_url', image_url: { url: 'data:,' } }]);
-  await store.appendMessage('continued', 'assistant', 'Use docker compose up.');
-}
+const hermesFile = path.join(dir, 'state.db');
+const urls = [`sqlite:${path.join(dir, 'sessions.db')}`, `pglite:${path.join(dir, 'pgdata')}`];
+const oneLine = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim();
 
 try {
+  writeHermesStateDb(hermesFile);
+  console.log(`Wrote a Hermes v11 state.db: ${hermesFile}`);
   for (const url of urls) {
-    const started = performance.now();
-    const store = await openStore(url);
+    const store = await openStore(url); // creates and migrates the store
     try {
-      const migrated = await store.migrationStatus();
-      await conversation(store);
-      const [listed] = await store.listSessionsRich();
-      const replay = await store.getMessagesAsConversation('continued', { includeAncestors: true });
-      const root = await store.getSession('root');
-      console.log(`\n${store.url} (${store.dialect}; ${(performance.now() - started).toFixed(0)} ms)`);
-      console.log(`  migrations: ${migrated.applied.join(', ')}`);
-      console.log(`  lineage of "continued": ${(await store.getLineage('continued')).join(' -> ')}`);
-      console.log(`  compression tip of "root": ${await store.getCompressionTip('root')}`);
-      console.log(`  listed: ${listed!.id} "${listed!.title}" (chain root ${listed!.lineageRootId}), preview "${listed!.preview}"`);
-      console.log(`  root tokens in/out ${root!.inputTokens}/${root!.outputTokens}, cost $${root!.estimatedCostUsd}`);
-      console.log(`  replay with ancestors: ${replay.map((m) => m.role).join(', ')}`);
+      const report = await importHermesStateDb(hermesFile, store, { verify: true });
+      const verified = report.verification?.ok ? 'verified' : `NOT verified: ${report.verification?.problems.join('; ')}`;
+      console.log(`\n${store.url} (${store.dialect})`);
+      console.log(`  import: ${report.sessions} sessions, ${report.messages} messages in ${report.seconds.toFixed(2)} s; ${verified}`);
+
+      for (const query of ['docker', '"healthcheck port"', '记忆断裂', 'nginx*']) {
+        const hits = await store.searchMessages(query, { limit: 3 });
+        console.log(`  search ${query}: ${hits.length} hit(s)`);
+        for (const h of hits) console.log(`    [${h.source}/${h.role}] ${h.sessionId}  ${oneLine(h.snippet)}`);
+      }
+
+      const tip = await store.getCompressionTip('20261027_091500_a1b2c3');
+      const lineage = await store.getLineage(tip);
+      const replay = await store.getMessagesAsConversation(tip, { includeAncestors: true });
+      const titles = await Promise.all(lineage.map(async (id) => `${id} "${(await store.getSessionTitle(id)) ?? ''}"`));
+      console.log(`  lineage: ${titles.join(' -> ')}`);
+      console.log(`  descendants of the root: ${(await store.getDescendants(lineage[0]!)).join(', ')}`);
+      console.log(`  replay of ${tip} with ancestors: ${replay.length} messages (${replay.map((m) => m.role).join(', ')})`);
+      const stats = await store.maintenance.stats();
+      const cost = stats.bySource.reduce((sum, g) => sum + g.estimatedCostUsd, 0);
+      console.log(`  stats: ${stats.sessions} sessions, ${stats.messages} messages, $${cost.toFixed(4)} estimated`);
     } finally {
       await store.close();
     }
   }
-  console.log('\nSame calls, same answers, on an SQLite file and on embedded Postgres.');
+  console.log('\nSame file, same sessions, lineage and matches on an SQLite file and on embedded Postgres (snippets are each engine\'s own).');
+  console.log('The CLI does the same against a real server: npx hermes-sessiondb import ./state.db --to postgres://user@host:5432/db');
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }
