@@ -1,13 +1,13 @@
 /**
- * Import rate: a Hermes-format state.db of BENCH_MESSAGES messages (built here with Hermes' own DDL and FTS
- * triggers) imported into an SQLite file and into Postgres.
+ * Import, copy and verify rates: a Hermes-format state.db of BENCH_MESSAGES messages (built here with Hermes'
+ * own DDL and FTS triggers) imported into an SQLite file and into Postgres, then copied between them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
-import { importHermesStateDb, openStore } from '../src/index.js';
+import { copyStore, importHermesStateDb, openStore, verifyStores } from '../src/index.js';
 import { HERMES_V11_DDL } from '../test/helpers/hermes-schema.js';
 import { corpus } from '../test/helpers/corpus.js';
 
@@ -45,32 +45,57 @@ export async function benchImport(total: number, adminUrl: string): Promise<{ ro
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-bench-'));
   const rows: ImportRow[] = [];
   const notes: string[] = [];
+  const row = (target: string, messages: number, seconds: number) => rows.push({ target, messages, seconds, rate: messages / seconds });
   try {
     const source = path.join(dir, 'state.db');
     buildHermesFile(source, total);
     const sqlite = await openStore(`sqlite:${path.join(dir, 'target.db')}`);
-    const a = await importHermesStateDb(source, sqlite);
-    rows.push({ target: 'sqlite (FULL)', messages: a.messages, seconds: a.seconds, rate: a.messages / a.seconds });
-    await sqlite.close();
+    try {
+      const a = await importHermesStateDb(source, sqlite);
+      row('import → sqlite (FULL)', a.messages, a.seconds);
+      const started = performance.now();
+      const v = await importHermesStateDb(source, sqlite, { verify: true });
+      if (!v.verification?.ok) notes.push(`verify failed: ${v.verification?.problems.join('; ')}`);
+      row('re-run + verify, sqlite', v.messages, (performance.now() - started) / 1000);
+    } finally {
+      await sqlite.close();
+    }
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
     try {
       await admin`select 1`;
     } catch {
-      notes.push('Postgres import skipped: server unreachable');
+      notes.push('Postgres import and copy skipped: server unreachable');
       await admin.end();
       return { rows, notes };
     }
-    const name = `hsdb_import_bench_${Date.now()}`;
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-    try {
+    const names = [`hsdb_import_bench_${Date.now()}`, `hsdb_copy_bench_${Date.now()}`];
+    const urlOf = (name: string) => {
       const url = new URL(adminUrl);
       url.pathname = `/${name}`;
-      const pg = await openStore(url.toString());
-      const b = await importHermesStateDb(source, pg);
-      rows.push({ target: 'postgres', messages: b.messages, seconds: b.seconds, rate: b.messages / b.seconds });
-      await pg.close();
+      return url.toString();
+    };
+    for (const name of names) await admin.unsafe(`CREATE DATABASE "${name}"`);
+    try {
+      const pg = await openStore(urlOf(names[0]!));
+      const sqliteAgain = await openStore(`sqlite:${path.join(dir, 'target.db')}`, { readonly: true, migrate: false });
+      const copyTarget = await openStore(`sqlite:${path.join(dir, 'copy.db')}`);
+      const pg2 = await openStore(urlOf(names[1]!));
+      try {
+        const b = await importHermesStateDb(source, pg);
+        row('import → postgres', b.messages, b.seconds);
+        const c = await copyStore(pg, copyTarget);
+        row('copy postgres → sqlite', c.messages, c.seconds);
+        const d = await copyStore(sqliteAgain, pg2);
+        row('copy sqlite → postgres', d.messages, d.seconds);
+        const started = performance.now();
+        const report = await verifyStores(sqliteAgain, pg2);
+        if (!report.ok) notes.push(`verify failed: ${report.problems.join('; ')}`);
+        row('verify sqlite vs postgres', report.messages.from, (performance.now() - started) / 1000);
+      } finally {
+        await Promise.all([pg.close(), sqliteAgain.close(), copyTarget.close(), pg2.close()]);
+      }
     } finally {
-      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      for (const name of names) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await admin.end();
     }
   } finally {

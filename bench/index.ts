@@ -12,5 +12,5 @@ for (const r of rows) console.log(`| ${r.backend.padEnd(8)} | ${r.case.padEnd(18
 
 const imported = await benchImport(Number(process.env.BENCH_MESSAGES ?? 200_000), process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
 for (const n of imported.notes) console.log(n);
-console.log(`\n| import Hermes state.db into | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`);
+console.log(`\n| transfer                    | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`);
 for (const r of imported.rows) console.log(`| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`);

@@ -210,6 +210,9 @@ for (const pg of pgHarnesses) {
       err = '';
       expect(await main(['copy', '--from', hermes, '--to', toUrl], io)).toBe(2);
       expect(err).toMatch(/is a Hermes state\.db, not a store; use: hermes-sessiondb import/);
+      err = '';
+      expect(await main(['copy', '--from', toUrl, '--to', toUrl], io)).toBe(2);
+      expect(err).toMatch(/name the same store/);
     });
   });
 }

@@ -4,11 +4,12 @@
  * export, prune. Exit codes: 0 ok, 1 failure (including a failed verification), 2 usage error.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { hermesExport } from '../codecs/hermes-export.js';
 import Database from 'better-sqlite3';
-import { parseStoreUrl } from '../db/url.js';
+import { parseStoreUrl, redactUrl } from '../db/url.js';
 import { copyStore } from '../transfer/copy.js';
 import { importHermesStateDb } from '../transfer/hermes-import.js';
 import type { TransferOptions } from '../transfer/pipeline.js';
@@ -195,6 +196,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--no-verify', 'skip comparing the stores afterwards')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.')
     .action(async (o: TransferFlags & { from: string; to: string }) => {
+      if (path.resolve(o.from.replace(/^sqlite:(\/\/)?/, '')) === path.resolve(o.to.replace(/^sqlite:(\/\/)?/, '')) || o.from === o.to) {
+        throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
+      }
       if (isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
       const from = await openStore(o.from, { migrate: false, readonly: parseStoreUrl(o.from).backend === 'sqlite' });
       try {

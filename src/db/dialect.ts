@@ -11,6 +11,12 @@ import type { QueryNode } from '../search/query.js';
 
 export type SearchOrder = 'relevance' | 'newest' | 'oldest';
 
+export type BulkType = 'text' | 'int' | 'real' | 'time' | 'json' | 'bool';
+export interface BulkColumn {
+  readonly name: string;
+  readonly type: BulkType;
+}
+
 export interface RankWindow {
   size: number;
   match: QueryNode;
@@ -70,6 +76,14 @@ export interface Dialect {
   storedJson(column: string): SQL;
   /** Message content columns for a bulk read: `content` (SQLite), plus `content_json` as text (Postgres). */
   readonly storedContentColumns: SQL;
+  /**
+   * Insert many rows in few statements (imports and copies). Values come in column order as JS values:
+   * text a string, int/real a number, time epoch seconds, json JSON text (text that is not JSON is kept
+   * as a JSON string on Postgres), bool a boolean; null for NULL. `onConflict` is the statement's tail.
+   */
+  bulkInsert(table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void>;
+  /** The message content columns for bulkInsert, and their values for a stored (text or "\x00json:") content. */
+  readonly bulkContent: { readonly columns: readonly BulkColumn[]; values(stored: string | null): unknown[] };
   /** The content column names and values for an INSERT into messages. */
   contentInsert(content: MessageContentInput | null | undefined): { columns: SQL; values: SQL };
 

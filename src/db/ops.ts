@@ -9,7 +9,10 @@
  */
 import type { SQL } from 'drizzle-orm';
 
-export type Query = { readonly mode: 'rows' | 'exec'; readonly sql: SQL };
+export type Query =
+  | { readonly mode: 'rows' | 'exec'; readonly sql: SQL }
+  /** Statement text with positional parameters, which only the SQLite dialect's bulkInsert yields. */
+  | { readonly mode: 'text'; readonly text: string; readonly params: readonly unknown[] };
 export type Op<T> = Generator<Query, T, unknown>;
 export type Row = Record<string, unknown>;
 
@@ -21,6 +24,14 @@ export function* rows<R = Row>(query: SQL): Op<R[]> {
 /** The first row, or undefined. */
 export function* first<R = Row>(query: SQL): Op<R | undefined> {
   return (yield* rows<R>(query))[0];
+}
+
+/**
+ * Run statement text with positional parameters. For bulk writes only: building Drizzle SQL objects for
+ * thousands of rows costs more than writing them (see Dialect.bulkInsert).
+ */
+export function* execText(text: string, params: readonly unknown[]): Op<void> {
+  yield { mode: 'text', text, params };
 }
 
 /** Run a statement whose result is not needed. */

@@ -1,8 +1,11 @@
 /**
- * Bulk writes for importing a Hermes state.db: rows keep their ids, timestamps and counters. Every insert
- * is ON CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
+ * Bulk writes for importing a Hermes state.db or copying a store: rows keep their ids, timestamps and
+ * counters. Sessions and messages go through the dialect's bulkInsert (positional statements of up to
+ * 32,000 parameters on SQLite; one JSON parameter per 5,000 rows on Postgres). Every insert is ON
+ * CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
  */
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
+import type { BulkColumn, BulkType } from '../db/dialect.js';
 import { exec, rows as queryRows } from '../db/ops.js';
 import type { RepoContext } from './context.js';
 
@@ -12,12 +15,21 @@ const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined || v === '' ? null : Number(v));
 const count = (v: unknown) => num(v) ?? 0;
 
-/** Rows per statement: 31 parameters a session row keeps this under SQLite's 32,766 and Postgres' 65,535. */
-const BATCH = 500;
+const SESSION_COLUMNS: BulkColumn[] = [
+  ['id', 'text'], ['source', 'text'], ['user_id', 'text'], ['model', 'text'], ['model_config', 'json'], ['system_prompt', 'text'],
+  ['started_at', 'time'], ['ended_at', 'time'], ['end_reason', 'text'], ['message_count', 'int'], ['tool_call_count', 'int'],
+  ['input_tokens', 'int'], ['output_tokens', 'int'], ['cache_read_tokens', 'int'], ['cache_write_tokens', 'int'], ['reasoning_tokens', 'int'],
+  ['billing_provider', 'text'], ['billing_base_url', 'text'], ['billing_mode', 'text'], ['estimated_cost_usd', 'real'],
+  ['actual_cost_usd', 'real'], ['cost_status', 'text'], ['cost_source', 'text'], ['pricing_version', 'text'], ['title', 'text'],
+  ['api_call_count', 'int'], ['handoff_state', 'text'], ['handoff_platform', 'text'], ['handoff_error', 'text'],
+].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 
-function* batches<T>(rows: T[]): Generator<T[]> {
-  for (let i = 0; i < rows.length; i += BATCH) yield rows.slice(i, i + BATCH);
-}
+/** Message columns before the content column(s), which differ by dialect. */
+const MESSAGE_COLUMNS: BulkColumn[] = [
+  ['id', 'int'], ['session_id', 'text'], ['role', 'text'], ['tool_call_id', 'text'], ['tool_calls', 'json'], ['tool_name', 'text'],
+  ['timestamp', 'time'], ['token_count', 'int'], ['finish_reason', 'text'], ['reasoning', 'text'], ['reasoning_content', 'text'],
+  ['reasoning_details', 'json'], ['codex_reasoning_items', 'json'], ['codex_message_items', 'json'],
+].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 
 export class ImportRepo {
   constructor(private readonly ctx: RepoContext) {}
@@ -25,27 +37,12 @@ export class ImportRepo {
   /** Sessions with every column as stored; parents are linked afterwards (they may come later in the file). */
   insertSessions(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
-    const statements: SQL[] = [];
-    for (const chunk of batches(rows)) {
-      const values = chunk.map(
-        (r) => sql`(${d.text(str(r.id))}, ${d.text(str(r.source) ?? 'unknown')}, ${d.text(str(r.user_id))}, ${d.text(str(r.model))},
-          ${d.jsonFromText(str(r.model_config))}, ${d.text(str(r.system_prompt))}, ${d.time(num(r.started_at) ?? 0)}, ${d.time(num(r.ended_at))},
-          ${d.text(str(r.end_reason))}, ${d.int(count(r.message_count))}, ${d.int(count(r.tool_call_count))}, ${d.int(count(r.input_tokens))},
-          ${d.int(count(r.output_tokens))}, ${d.int(count(r.cache_read_tokens))}, ${d.int(count(r.cache_write_tokens))},
-          ${d.int(count(r.reasoning_tokens))}, ${d.text(str(r.billing_provider))}, ${d.text(str(r.billing_base_url))}, ${d.text(str(r.billing_mode))},
-          ${d.real(num(r.estimated_cost_usd))}, ${d.real(num(r.actual_cost_usd))}, ${d.text(str(r.cost_status))}, ${d.text(str(r.cost_source))},
-          ${d.text(str(r.pricing_version))}, ${d.text(str(r.title))}, ${d.int(count(r.api_call_count))}, ${d.text(str(r.handoff_state))},
-          ${d.text(str(r.handoff_platform))}, ${d.text(str(r.handoff_error))})`,
-      );
-      statements.push(sql`INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, started_at, ended_at, end_reason,
-          message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,
-          billing_provider, billing_base_url, billing_mode, estimated_cost_usd, actual_cost_usd, cost_status, cost_source,
-          pricing_version, title, api_call_count, handoff_state, handoff_platform, handoff_error)
-        VALUES ${sql.join(values, sql`, `)} ON CONFLICT (id) DO NOTHING`);
-    }
-    return d.write(function* () {
-      for (const s of statements) yield* exec(s);
-    });
+    const values = rows.map((r) => [str(r.id), str(r.source) ?? 'unknown', str(r.user_id), str(r.model), str(r.model_config), str(r.system_prompt),
+      num(r.started_at) ?? 0, num(r.ended_at), str(r.end_reason), count(r.message_count), count(r.tool_call_count), count(r.input_tokens),
+      count(r.output_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens), count(r.reasoning_tokens), str(r.billing_provider),
+      str(r.billing_base_url), str(r.billing_mode), num(r.estimated_cost_usd), num(r.actual_cost_usd), str(r.cost_status), str(r.cost_source),
+      str(r.pricing_version), str(r.title), count(r.api_call_count), str(r.handoff_state), str(r.handoff_platform), str(r.handoff_error)]);
+    return d.write(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   /** Set parent links (only where still unset, so a re-run changes nothing). */
@@ -63,25 +60,11 @@ export class ImportRepo {
   /** Messages with their ids, timestamps and stored JSON. */
   insertMessages(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
-    const statements: SQL[] = [];
-    for (const chunk of batches(rows)) {
-      let columns: SQL | undefined;
-      const values = chunk.map((r) => {
-        const content = d.contentFromStored(str(r.content));
-        columns ??= content.columns;
-        return sql`(${d.int(num(r.id))}, ${d.text(str(r.session_id))}, ${d.text(str(r.role) ?? 'unknown')}, ${d.text(str(r.tool_call_id))},
-          ${d.jsonFromText(str(r.tool_calls))}, ${d.text(str(r.tool_name))}, ${d.time(num(r.timestamp) ?? 0)}, ${d.int(num(r.token_count))},
-          ${d.text(str(r.finish_reason))}, ${d.text(str(r.reasoning))}, ${d.text(str(r.reasoning_content))},
-          ${d.jsonFromText(str(r.reasoning_details))}, ${d.jsonFromText(str(r.codex_reasoning_items))},
-          ${d.jsonFromText(str(r.codex_message_items))}, ${content.values})`;
-      });
-      statements.push(sql`INSERT INTO messages (id, session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count,
-          finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, ${columns!})
-        VALUES ${sql.join(values, sql`, `)} ON CONFLICT (id) DO NOTHING`);
-    }
-    return d.write(function* () {
-      for (const s of statements) yield* exec(s);
-    });
+    const columns = [...MESSAGE_COLUMNS, ...d.bulkContent.columns];
+    const values = rows.map((r) => [num(r.id), str(r.session_id), str(r.role) ?? 'unknown', str(r.tool_call_id), str(r.tool_calls), str(r.tool_name),
+      num(r.timestamp) ?? 0, num(r.token_count), str(r.finish_reason), str(r.reasoning), str(r.reasoning_content), str(r.reasoning_details),
+      str(r.codex_reasoning_items), str(r.codex_message_items), ...d.bulkContent.values(str(r.content))]);
+    return d.write(() => d.bulkInsert('messages', columns, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {

@@ -3,10 +3,10 @@
  * timestamptz text exact to the microsecond; structured content lives in content_json.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { decodeSqliteContent, isStructured } from '../../codecs/content.js';
+import { STRUCTURED_PREFIX, decodeSqliteContent, isStructured } from '../../codecs/content.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import type { Dialect, ValueDecoders } from '../dialect.js';
+import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgDb, rowsOf } from './open.js';
@@ -32,6 +32,20 @@ const decoders: ValueDecoders = {
   bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
   content: (row) => (row.content ?? row.content_json ?? null) as ReturnType<ValueDecoders['content']>,
 };
+
+/** Rows per bulk statement: they travel as one JSON parameter, so only its size bounds them. */
+const BULK_ROWS = 5000;
+const BULK_CAST: Record<BulkType, string> = { text: '', int: '::int8', real: '::float8', time: '::timestamptz', json: '::jsonb', bool: '::boolean' };
+
+/** JSON text as jsonb takes it: text that is not JSON is kept as a JSON string (as jsonFromText does). */
+function asJsonText(text: string): string {
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return JSON.stringify(text);
+  }
+}
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
@@ -62,6 +76,32 @@ export class PgDialect implements Dialect {
     } catch {
       return sql`${JSON.stringify(text)}::jsonb`;
     }
+  };
+  // Rows travel as one JSON array of arrays (one parameter, far from the 65,535 limit, one round trip) and
+  // are unpacked by json_array_elements; times go as exact timestamptz text, JSON as its text.
+  bulkInsert = function* (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+    const select = columns.map((c, i) => `(r->>${i})${BULK_CAST[c.type]}`).join(', ');
+    const head = sql.raw(`INSERT INTO "${table}" (${columns.map((c) => `"${c.name}"`).join(', ')}) SELECT ${select} FROM json_array_elements(`);
+    const tail = sql.raw(`::json) AS r ${onConflict}`);
+    for (let i = 0; i < rows.length; i += BULK_ROWS) {
+      const payload = rows.slice(i, i + BULK_ROWS).map((row) =>
+        columns.map((c, k) => {
+          const v = row[k] ?? null;
+          if (v === null) return null;
+          if (c.type === 'time') return epochSecondsToTimestamptz(v as number);
+          if (c.type === 'json') return asJsonText(v as string);
+          return v;
+        }),
+      );
+      yield* exec(sql`${head}${JSON.stringify(payload)}${tail}`);
+    }
+  };
+  readonly bulkContent = {
+    columns: [{ name: 'content', type: 'text' }, { name: 'content_json', type: 'json' }] as const,
+    values: (stored: string | null): unknown[] => {
+      const decoded = decodeSqliteContent(stored);
+      return isStructured(decoded) ? [null, stored!.slice(STRUCTURED_PREFIX.length)] : [stored, null];
+    },
   };
   storedJson = (column: string) => sql.raw(`"${column}"::text AS "${column}"`);
   readonly storedContentColumns = sql.raw('content, content_json::text AS content_json');
@@ -104,7 +144,9 @@ export class PgDialect implements Dialect {
     while (!step.done) {
       let result: unknown;
       try {
-        result = rowsOf(await executor.execute(step.value.sql));
+        const query = step.value;
+        if (query.mode === 'text') throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
+        result = rowsOf(await executor.execute(query.sql));
       } catch (error) {
         step = op.throw(error);
         continue;

@@ -9,12 +9,14 @@ import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.j
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
-import type { Dialect, ValueDecoders } from '../dialect.js';
-import type { Op, Query } from '../ops.js';
+import type { BulkColumn, Dialect, ValueDecoders } from '../dialect.js';
+import { type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, retryWhileBusy } from './busy.js';
 
 const compiler = new SQLiteSyncDialect();
+/** Parameters per bulk statement: under SQLite's 32,766. */
+const BULK_PARAMS = 32_000;
 const STATEMENT_CACHE_SIZE = 200;
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));
@@ -51,6 +53,31 @@ export class SqliteDialect implements Dialect {
   time = (v: number | null | undefined) => sql`${v ?? null}`;
   json = (v: unknown) => sql`${v === null || v === undefined ? null : pythonJsonDumps(v)}`;
   jsonFromText = (text: string | null) => sql`${text}`;
+  private readonly bulkTexts = new Map<string, string>();
+  // Values go in as stored (JSON text byte for byte, booleans as 0/1); one cached statement text per shape.
+  bulkInsert = function* (this: SqliteDialect, table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+    const perStatement = Math.max(1, Math.floor(BULK_PARAMS / columns.length));
+    const bools = columns.map((c) => c.type === 'bool');
+    for (let i = 0; i < rows.length; i += perStatement) {
+      const chunk = rows.slice(i, i + perStatement);
+      const key = `${table}|${columns.map((c) => c.name).join(',')}|${chunk.length}|${onConflict}`;
+      let text = this.bulkTexts.get(key);
+      if (text === undefined) {
+        const tuple = `(${columns.map(() => '?').join(', ')})`;
+        text = `INSERT INTO "${table}" (${columns.map((c) => `"${c.name}"`).join(', ')}) VALUES ${Array(chunk.length).fill(tuple).join(', ')} ${onConflict}`;
+        this.bulkTexts.set(key, text);
+      }
+      const params: unknown[] = [];
+      for (const row of chunk) {
+        for (let c = 0; c < columns.length; c++) {
+          const v = row[c] ?? null;
+          params.push(bools[c] && v !== null ? (v ? 1 : 0) : v);
+        }
+      }
+      yield* execText(text, params);
+    }
+  }.bind(this);
+  readonly bulkContent = { columns: [{ name: 'content', type: 'text' }] as const, values: (stored: string | null) => [stored] };
   storedJson = (column: string) => sql.raw(`"${column}"`);
   readonly storedContentColumns = sql.raw('content');
   contentFromStored = (stored: string | null) => ({ columns: sql`content`, values: sql`${stored}` });
@@ -101,6 +128,10 @@ export class SqliteDialect implements Dialect {
   }
 
   private runQuery(query: Query): unknown {
+    if (query.mode === 'text') {
+      this.statement(query.text).run(...query.params);
+      return undefined;
+    }
     const { sql: text, params } = compiler.sqlToQuery(query.sql);
     const stmt = this.statement(text);
     if (query.mode === 'rows') return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
