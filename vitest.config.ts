@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The reliability suite has its own command (npm run test:reliability) and config.
+    exclude: ['test/reliability/**', 'node_modules/**'],
     // PGlite boots a WASM Postgres per store and the process tests spawn workers: give them room.
     testTimeout: 30_000,
     hookTimeout: 60_000,

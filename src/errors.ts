@@ -12,7 +12,8 @@ export type SessionDbErrorCode =
   | 'STORE_CLOSED'
   | 'SESSION_NOT_FOUND'
   | 'TITLE_CONFLICT'
-  | 'TOPIC_ALREADY_LINKED';
+  | 'TOPIC_ALREADY_LINKED'
+  | 'DATABASE';
 
 export class SessionDbError extends Error {
   readonly code: SessionDbErrorCode;
@@ -125,5 +126,38 @@ export class TopicAlreadyLinkedError extends SessionDbError {
   constructor(sessionId: string) {
     super('TOPIC_ALREADY_LINKED', 'session is already linked to another Telegram topic');
     this.sessionId = sessionId;
+  }
+}
+
+/**
+ * The database or driver failed a statement for a reason no other error names: a dropped connection, a
+ * server shutting down, a full disk, a corrupt file. The transaction was rolled back, so nothing of the
+ * call was written. `driverCode` is the driver's code (a Postgres SQLSTATE such as 57P01, or an SQLite
+ * code such as SQLITE_IOERR); `cause` is the driver's error.
+ */
+export class DatabaseError extends SessionDbError {
+  readonly driverCode: string | null;
+  constructor(message: string, driverCode: string | null, options?: { cause?: unknown }) {
+    super('DATABASE', driverCode ? `${message} (${driverCode})` : message, options);
+    this.driverCode = driverCode;
+  }
+
+  /** Wrap a driver error (our own errors pass through unchanged). */
+  static from(error: unknown): SessionDbError {
+    if (error instanceof SessionDbError) return error;
+    let driverCode: string | null = null;
+    let message = error instanceof Error ? error.message : String(error);
+    // Drizzle wraps driver errors ("Failed query: …" with the SQL); the driver's own words are in `cause`.
+    for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+      const code = (e as { code?: unknown }).code;
+      if (driverCode === null && typeof code === 'string' && code !== '') driverCode = code;
+      const cause = (e as { cause?: unknown }).cause;
+      if (!cause) {
+        if (e instanceof Error) message = e.message;
+        break;
+      }
+      e = cause;
+    }
+    return new DatabaseError(message, driverCode, { cause: error });
   }
 }

@@ -72,6 +72,7 @@ export {
   TitleConflictError,
   TitleTooLongError,
   TopicAlreadyLinkedError,
+  DatabaseError,
   type SessionDbErrorCode,
   type MigrationErrorReason,
 } from './errors.js';

@@ -479,8 +479,9 @@ export class SessionStore {
     try {
       return await call();
     } catch (error) {
-      if (error instanceof SessionDbError) throw error;
+      // Driver errors arrive as DatabaseError; a constraint violation among them gets its own type.
       const kind = constraintViolation(error);
+      if (kind === undefined && error instanceof SessionDbError) throw error;
       if (kind === 'foreign-key') {
         if (context.parent) throw new SessionNotFoundError(context.parent, 'parent session');
         if (context.session) throw new SessionNotFoundError(context.session);

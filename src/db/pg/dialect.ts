@@ -9,6 +9,7 @@ import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../code
 import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
+import { DatabaseError } from '../../errors.js';
 import { type PgDb, rowsOf } from './open.js';
 
 type Executor = Pick<PgDb, 'execute'>;
@@ -31,6 +32,10 @@ const decoders: ValueDecoders = {
   intOrNull: (v) => (v === null || v === undefined ? null : toNumber(v)),
   bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
   content: (row) => (row.content ?? row.content_json ?? null) as ReturnType<ValueDecoders['content']>,
+};
+
+const rethrowTyped = (error: unknown): never => {
+  throw DatabaseError.from(error);
 };
 
 /** Rows per bulk statement: they travel as one JSON parameter, so only its size bounds them. */
@@ -157,14 +162,14 @@ export class PgDialect implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    return PgDialect.runAsync(this.db, op());
+    return PgDialect.runAsync(this.db, op()).catch(rethrowTyped);
   }
 
   write<T>(op: () => Op<T>): Promise<T> {
-    return this.db.transaction((tx) => PgDialect.runAsync(tx, op()));
+    return this.db.transaction((tx) => PgDialect.runAsync(tx, op())).catch(rethrowTyped);
   }
 
   async vacuum(): Promise<void> {
-    await this.db.execute(sql`VACUUM ANALYZE`);
+    await this.db.execute(sql`VACUUM ANALYZE`).catch(rethrowTyped);
   }
 }

@@ -13,8 +13,12 @@ import type { BulkColumn, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, retryWhileBusy } from './busy.js';
+import { DatabaseError } from '../../errors.js';
 
 const compiler = new SQLiteSyncDialect();
+const rethrowTyped = (error: unknown): never => {
+  throw DatabaseError.from(error);
+};
 /** Parameters per bulk statement: under SQLite's 32,766. */
 const BULK_PARAMS = 32_000;
 const STATEMENT_CACHE_SIZE = 200;
@@ -157,11 +161,11 @@ export class SqliteDialect implements Dialect {
 
   read<T>(op: () => Op<T>): Promise<T> {
     const tx = this.client.transaction(() => this.runSync(op()));
-    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs });
+    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowTyped);
   }
 
   write<T>(op: () => Op<T>): Promise<T> {
-    return immediateTransaction(this.client, () => this.runSync(op()), { deadlineMs: this.writeDeadlineMs });
+    return immediateTransaction(this.client, () => this.runSync(op()), { deadlineMs: this.writeDeadlineMs }).catch(rethrowTyped);
   }
 
   async vacuum(): Promise<void> {
@@ -172,6 +176,6 @@ export class SqliteDialect implements Dialect {
         this.client.exec('VACUUM');
       },
       { deadlineMs: this.writeDeadlineMs },
-    );
+    ).catch(rethrowTyped);
   }
 }

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// `npm run test:reliability`: kills, contention, faults and hostile input. Slow by design, run by CI.
+export default defineConfig({
+  test: {
+    include: ['test/reliability/**/*.test.ts'],
+    testTimeout: 300_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    // The tests spawn many processes of their own; running files side by side on 2 cores only adds noise.
+    fileParallelism: false,
+  },
+});
