@@ -91,7 +91,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
             migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
           });
     backend = pg;
-    store = new SessionStore(pg, new PgDialect(pg.db), clock, opts.searchRankWindow);
+    store = new SessionStore(pg, new PgDialect(pg), clock, opts.searchRankWindow);
   }
 
   try {

@@ -3,7 +3,7 @@ import type { Backend, DriverName } from '../backend.js';
 import { introspectPg } from '../introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
-import { type OpenedPg, type PgDb, rowsOf } from './open.js';
+import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 
 export interface PgBackendConfig {
   url: string;
@@ -16,8 +16,6 @@ export class PgBackend implements Backend {
   readonly dialect = 'pg' as const;
   readonly driver: 'postgres' | 'pglite';
   readonly url: string;
-  /** Drizzle over a postgres.js pool or a PGlite instance. */
-  readonly db: PgDb;
   private readonly opened: OpenedPg;
   private readonly migrationsFolder: string;
   private closed = false;
@@ -26,8 +24,17 @@ export class PgBackend implements Backend {
     this.url = config.url;
     this.driver = config.driver;
     this.opened = config.opened;
-    this.db = config.opened.db;
     this.migrationsFolder = config.migrationsFolder;
+  }
+
+  /** Drizzle over a postgres.js pool or a PGlite instance (the pool is replaced after a connection is lost mid-transaction). */
+  get db(): PgDb {
+    return this.opened.db;
+  }
+
+  /** Run `body` in one transaction (see OpenedPg.transaction). */
+  transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+    return this.opened.transaction(body);
   }
 
   migrate(): Promise<MigrationReport> {

@@ -10,9 +10,13 @@ import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js
 import { type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { DatabaseError } from '../../errors.js';
-import { type PgDb, rowsOf } from './open.js';
+import { type PgDb, type PgExecutor, rowsOf } from './open.js';
 
-type Executor = Pick<PgDb, 'execute'>;
+/** What the dialect needs from the backend: the database for reads, and safe transactions for writes. */
+export interface PgConnection {
+  readonly db: PgDb;
+  transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
+}
 
 function toEpoch(v: unknown): number {
   if (typeof v === 'number') return v;
@@ -64,7 +68,7 @@ export class PgDialect implements Dialect {
   };
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
-  constructor(private readonly db: PgDb) {}
+  constructor(private readonly conn: PgConnection) {}
 
   text = (v: string | null | undefined) => sql`${v ?? null}::text`;
   int = (v: number | null | undefined) => sql`${v ?? null}::int8`;
@@ -144,7 +148,7 @@ export class PgDialect implements Dialect {
   contentLength = (a: string) =>
     sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
 
-  static async runAsync<T>(executor: Executor, op: Op<T>): Promise<T> {
+  static async runAsync<T>(executor: PgExecutor, op: Op<T>): Promise<T> {
     let step = op.next();
     while (!step.done) {
       let result: unknown;
@@ -162,14 +166,14 @@ export class PgDialect implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    return PgDialect.runAsync(this.db, op()).catch(rethrowTyped);
+    return PgDialect.runAsync(this.conn.db, op()).catch(rethrowTyped);
   }
 
   write<T>(op: () => Op<T>): Promise<T> {
-    return this.db.transaction((tx) => PgDialect.runAsync(tx, op())).catch(rethrowTyped);
+    return this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowTyped);
   }
 
   async vacuum(): Promise<void> {
-    await this.db.execute(sql`VACUUM ANALYZE`).catch(rethrowTyped);
+    await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowTyped);
   }
 }

@@ -4,7 +4,8 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
@@ -15,10 +16,25 @@ import { redactUrl } from '../url.js';
 export type PgSchema = typeof pgSchema;
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
 
+/** Something that runs a query: the Drizzle database, a Drizzle transaction, or a reserved connection. */
+export interface PgExecutor {
+  execute(query: SQL): Promise<unknown>;
+}
+
 export interface OpenedPg {
-  db: PgDb;
+  /** The current Drizzle database (on a server it is replaced after a connection is lost in a transaction). */
+  readonly db: PgDb;
+  /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** Errors after which the connection is gone: nothing more may be written on it. */
+const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03',
+  'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+const connectionLost = (error: unknown) => CONNECTION_LOST.has(String((error as { code?: unknown } | null)?.code ?? ''));
+
+const compiler = new DrizzlePgCompiler();
 
 export interface PostgresOpenOptions {
   poolSize: number;
@@ -27,21 +43,74 @@ export interface PostgresOpenOptions {
 
 export async function openPostgres(url: string, options: PostgresOpenOptions): Promise<OpenedPg> {
   const where = redactUrl(url);
-  const client = postgres(url, {
-    max: options.poolSize,
-    connect_timeout: options.connectTimeoutSeconds,
-    onnotice: () => {}, // "extension already exists, skipping" and friends are not news
-    connection: { application_name: 'hermes-sessiondb', TimeZone: 'UTC' },
-  });
+  const connect = () =>
+    postgres(url, {
+      max: options.poolSize,
+      connect_timeout: options.connectTimeoutSeconds,
+      onnotice: () => {}, // "extension already exists, skipping" and friends are not news
+      connection: { application_name: 'hermes-sessiondb', TimeZone: 'UTC' },
+    });
+  let client = connect();
   try {
     await client`select 1`;
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
+  let db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
+  const retired: Array<Promise<void>> = [];
+
+  /**
+   * Transactions run on a reserved connection with explicit BEGIN/COMMIT/ROLLBACK rather than postgres.js'
+   * begin(): when the server drops a connection mid-transaction, begin() writes ROLLBACK to the dead socket
+   * and the pool later reuses it, and postgres.js 3.4.9 then throws from a timer (porsager/postgres #1154,
+   * #1208): an uncatchable crash of the whole process. Here a lost connection is never written to again
+   * and never released; the pool it came from is retired and a fresh one takes its place.
+   */
+  async function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+    const pool = client;
+    const reserved = await pool.reserve();
+    const executor: PgExecutor = {
+      execute: (query) => {
+        const compiled = compiler.sqlToQuery(query);
+        return reserved.unsafe(compiled.sql, compiled.params as never[]);
+      },
+    };
+    let lost = false;
+    try {
+      await reserved.unsafe('BEGIN');
+      const result = await body(executor);
+      await reserved.unsafe('COMMIT');
+      return result;
+    } catch (error) {
+      lost = connectionLost(error);
+      if (!lost) {
+        try {
+          await reserved.unsafe('ROLLBACK');
+        } catch (rollbackError) {
+          lost = connectionLost(rollbackError);
+        }
+      }
+      throw error;
+    } finally {
+      if (!lost) reserved.release();
+      else if (pool === client) {
+        client = connect();
+        db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
+        // Let the old pool's other queries finish; its dead connection is never released, so end() stops it.
+        retired.push(pool.end({ timeout: 5 }).catch(() => {}));
+      }
+    }
+  }
+
   return {
-    db: drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb,
-    close: () => client.end({ timeout: 5 }),
+    get db() {
+      return db;
+    },
+    transaction,
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), ...retired]);
+    },
   };
 }
 
@@ -54,8 +123,11 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
   } catch (error) {
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
+  const db = drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb;
   return {
-    db: drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb,
+    db,
+    // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
+    transaction: (body) => db.transaction((tx) => body(tx)),
     close: () => client.close(),
   };
 }

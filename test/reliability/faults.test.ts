@@ -1,0 +1,205 @@
+/**
+ * Faults: a Postgres connection killed in the middle of a transaction, a server that is down, SQLite files
+ * that cannot be used. Each ends in a typed error that names the place (passwords redacted), nothing
+ * half-written, and a store that keeps working where it can; never a crash or a silently empty store.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConnectionError, DatabaseError, SessionDbError, openStore } from '../../src/index.js';
+import { postgresHarness, reportAvailability } from '../backends.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-faults-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const pg = await postgresHarness();
+const pgAvailable = reportAvailability(pg);
+
+afterAll(() => pg.cleanup());
+
+describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
+  it('a connection killed mid-transaction is a DatabaseError, rolls back what the call wrote, and the next call works', async () => {
+    const url = await pg.freshUrl();
+    const store = await openStore(url, { poolSize: 2 });
+    const admin = postgres(url, { max: 2, onnotice: () => {} });
+    try {
+      await store.createSession('s', 'cli');
+      await store.appendMessage('s', 'user', 'before');
+      let outcome: unknown;
+      await admin.begin(async (tx) => {
+        // appendMessage first bumps sessions.message_count, then inserts into messages: hold the insert back
+        // so the call is stopped with its first write done, then kill its connection.
+        await tx`LOCK TABLE messages IN SHARE MODE`;
+        const call = store.appendMessage('s', 'user', 'doomed').then(
+          () => 'resolved',
+          (error: unknown) => error,
+        );
+        let victim: number | undefined;
+        for (let i = 0; i < 200 && victim === undefined; i++) {
+          const waiting = await admin`SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into messages%'`;
+          victim = waiting[0]?.pid as number | undefined;
+          if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(victim, 'the append never reached its INSERT').toBeDefined();
+        const [{ running }] = (await admin`SELECT COUNT(*)::int AS running FROM pg_stat_activity WHERE pid = ${victim!} AND xact_start IS NOT NULL`) as unknown as [{ running: number }];
+        expect(running).toBe(1);
+        await admin`SELECT pg_terminate_backend(${victim!})`;
+        outcome = await call;
+      });
+      expect(outcome).toBeInstanceOf(DatabaseError);
+      expect((outcome as DatabaseError).code).toBe('DATABASE');
+      // Depending on timing: the server's admin_shutdown (57P01), a closed socket, or a reset one.
+      expect((outcome as DatabaseError).driverCode).toMatch(/^(57P01|CONNECTION_CLOSED|ECONNRESET)$/);
+      const session = (await store.getSession('s'))!;
+      expect(session.messageCount).toBe(1);
+      expect((await store.getMessages('s')).map((m) => m.content)).toEqual(['before']);
+      await store.appendMessage('s', 'user', 'after');
+      expect((await store.getMessages('s')).map((m) => m.content)).toEqual(['before', 'after']);
+      expect((await store.getSession('s'))!.messageCount).toBe(2);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!pgAvailable)(`Postgres idle connections killed${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
+  it('keeps answering after every pooled connection was terminated between calls', async () => {
+    const url = await pg.freshUrl();
+    const store = await openStore(url, { poolSize: 4 });
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await store.createSession('s', 'cli');
+      await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendMessage('s', 'user', `m${i}`)));
+      const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()`;
+      expect(killed.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 100));
+      // A call may meet a connection the server just closed: it fails typed, or succeeds; it never crashes.
+      for (let i = 0; i < 6; i++) {
+        await store.appendMessage('s', 'user', `after ${i}`).catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
+        await store.getMessages('s').catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
+      }
+      await store.appendMessage('s', 'user', 'settled');
+      const messages = await store.getMessages('s');
+      expect(messages.at(-1)!.content).toBe('settled');
+      expect((await store.getSession('s'))!.messageCount).toBe(messages.length);
+    } finally {
+      await admin.end();
+      await store.close();
+    }
+  });
+});
+
+describe('a server that is down, or a host that does not exist', () => {
+  it('is a ConnectionError naming the host and port, never the password', async () => {
+    for (const [url, place] of [
+      ['postgres://alice:s3cr3t-pw@127.0.0.1:1/sessions', '127.0.0.1:1'],
+      ['postgresql://alice:s3cr3t-pw@no-such-host.invalid:5432/sessions', 'no-such-host.invalid'],
+    ] as const) {
+      const error = await openStore(url, { connectTimeoutSeconds: 3 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toContain(place);
+      expect((error as Error).message).toContain('alice:***@');
+      expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain('s3cr3t-pw');
+      expect(String((error as Error).stack)).not.toContain('s3cr3t-pw');
+    }
+  });
+});
+
+describe('SQLite files that cannot be used', () => {
+  const expectConnectionError = async (url: string, pattern: RegExp) => {
+    const error = await openStore(url).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toMatch(pattern);
+  };
+
+  it('a missing directory, a file that is not a database, a truncated database: typed errors, files untouched', async () => {
+    await expectConnectionError(`sqlite:${path.join(dir, 'no', 'such', 'state.db')}`, /directory .*no\/such does not exist/);
+    expect(fs.existsSync(path.join(dir, 'no'))).toBe(false);
+
+    const text = path.join(dir, 'notes.db');
+    fs.writeFileSync(text, 'these are my notes, not a database\n'.repeat(200));
+    const before = fs.readFileSync(text);
+    await expectConnectionError(`sqlite:${text}`, /notes\.db: file is not a database/);
+    expect(fs.readFileSync(text).equals(before)).toBe(true);
+
+    const good = path.join(dir, 'good.db');
+    const store = await openStore(`sqlite:${good}`);
+    await store.createSession('a', 'cli');
+    for (let i = 0; i < 200; i++) await store.appendMessage('a', 'user', `message ${i} `.repeat(40));
+    await store.close();
+    const truncated = path.join(dir, 'truncated.db');
+    fs.writeFileSync(truncated, fs.readFileSync(good).subarray(0, 16 * 4096));
+    await expectConnectionError(`sqlite:${truncated}`, /truncated\.db: database disk image is malformed/);
+  });
+
+  it.skipIf(process.getuid?.() === 0 && !canMakeImmutable())(
+    `a read-only database file is refused at open${process.getuid?.() === 0 && !canMakeImmutable() ? ' (skipped: running as root, which file modes do not bind, and chattr +i is unavailable here)' : ''}`,
+    async () => {
+      fs.mkdirSync(path.join(dir, 'locked'));
+      const file = path.join(dir, 'locked', 'readonly.db');
+      const store = await openStore(`sqlite:${file}`);
+      await store.createSession('kept', 'cli');
+      await store.close();
+      const lock = readOnly(file);
+      try {
+        const error = await openStore(`sqlite:${file}`).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SessionDbError);
+        expect((error as SessionDbError).code).toBe('CONNECTION');
+        expect((error as Error).message).toContain('readonly.db');
+      } finally {
+        lock.undo();
+      }
+    },
+  );
+
+  it('creates the database, its -wal and its -shm readable by the owner only (0600)', async () => {
+    const file = path.join(dir, 'private.db');
+    const store = await openStore(`sqlite:${file}`);
+    try {
+      await store.createSession('a', 'cli');
+      await store.appendMessage('a', 'user', 'secret conversation');
+      for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+        expect(fs.existsSync(f), f).toBe(true);
+        expect((fs.statSync(f).mode & 0o777).toString(8), f).toBe('600');
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** Root ignores file modes; the immutable attribute binds root too, where the filesystem supports it. */
+function canMakeImmutable(): boolean {
+  const probe = path.join(dir, 'chattr-probe');
+  fs.writeFileSync(probe, '');
+  try {
+    execFileSync('chattr', ['+i', probe], { stdio: 'ignore' });
+    execFileSync('chattr', ['-i', probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(probe, { force: true });
+  }
+}
+
+function readOnly(file: string): { undo(): void } {
+  if (process.getuid?.() === 0) {
+    execFileSync('chattr', ['+i', file, path.dirname(file)]);
+    return { undo: () => execFileSync('chattr', ['-i', file, path.dirname(file)]) };
+  }
+  fs.chmodSync(file, 0o444);
+  fs.chmodSync(path.dirname(file), 0o555);
+  return {
+    undo: () => {
+      fs.chmodSync(path.dirname(file), 0o755);
+      fs.chmodSync(file, 0o600);
+    },
+  };
+}
