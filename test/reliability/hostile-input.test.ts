@@ -1,0 +1,156 @@
+/**
+ * Hostile input through the facade: every string parameter (ids, sources, roles, titles, meta keys and
+ * values, tool names, JSON payloads, search queries) gets quotes, comment markers, semicolons, NUL, lone
+ * surrogates, LIKE and FTS5 metacharacters, and 1 MB strings. Each call either fails with a
+ * ValidationError and writes nothing, or stores the value and reads back exactly that value. Nothing
+ * reaches SQL as text: the schema is intact afterwards and nothing else changed.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type SessionStore, ValidationError, sanitizeTitle } from '../../src/index.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteMemoryHarness } from '../backends.js';
+import { emptyStore } from '../helpers/store-fixture.js';
+
+const PIECES = ["'", "''", '"', '--', ';', "'); DROP TABLE sessions; --", "' OR '1'='1", '\\', '%', '_', '*', '^', '"NEAR"', 'NOT', 'OR',
+  '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\u2028', '\ufeff', '𝔘𝔫𝔦', '记忆断裂', '$1', '?', '?1', ':name', '@p', '${x}', '\r\n', '\t'];
+
+const hostile = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 30 }),
+  fc.string({ unit: 'grapheme', maxLength: 30 }),
+  fc.constantFrom(...PIECES),
+  fc.array(fc.constantFrom(...PIECES, 'x', ' ', 'é'), { maxLength: 12 }).map((a) => a.join('')),
+);
+const hostileJson = fc.oneof(
+  fc.dictionary(hostile, hostile, { maxKeys: 4 }),
+  fc.array(fc.oneof(hostile, fc.integer(), fc.constant(null)), { maxLength: 4 }),
+);
+
+/** The call failed with a ValidationError (true), or succeeded (false); anything else fails the test. */
+async function refusedOrDone(call: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await call();
+    return false;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return true;
+  }
+}
+
+const clean = (s: string) => !s.includes('\u0000') && s.isWellFormed();
+const jsonClean = (v: unknown): boolean =>
+  typeof v === 'string' ? clean(v) : Array.isArray(v) ? v.every(jsonClean) : v !== null && typeof v === 'object'
+    ? Object.entries(v).every(([k, x]) => clean(k) && jsonClean(x)) : true;
+
+async function fingerprint(store: SessionStore) {
+  return { sessions: await store.sessionCount(), messages: await store.messageCount() };
+}
+
+/**
+ * Skip list: PGlite 0.5 decodes every text field with `new TextDecoder('utf-8')`, which drops a leading
+ * U+FEFF (a byte-order mark) from the value read back. A PGlite bug, not ours (the same values round-trip
+ * on the Postgres server and on SQLite); documented in the README. On PGlite those strings are left out.
+ */
+const readsBackLeadingBom = (h: Harness) => h.name !== 'pglite';
+
+const RUNS: Record<string, number> = { 'sqlite-memory': 150, pglite: 40, postgres: 80 };
+const MB = 'x'.repeat(1024 * 1024);
+
+for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()] as Harness[]) {
+  const available = reportAvailability(h);
+  describe.skipIf(!available)(`hostile input [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
+    let store: SessionStore;
+    afterAll(async () => {
+      await store?.close();
+      await h.cleanup();
+    });
+
+    it('sessions, titles, messages and meta: refused with ValidationError and nothing written, or read back exactly', async () => {
+      store = await h.open();
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(hostile, hostile, hostile, hostile, hostileJson, hostile, hostile, async (id, source, model, title, config, role, content) => {
+          const bomLed = (v: unknown): boolean =>
+            typeof v === 'string' ? v.startsWith('\ufeff') : v !== null && typeof v === 'object' ? Object.entries(v).some(([k, x]) => bomLed(k) || bomLed(x)) : false;
+          fc.pre(readsBackLeadingBom(h) || ![id, source, model, title, config, role, content].some(bomLed));
+          await emptyStore(store);
+          const sid = `${id}-${n++}`;
+          const before = await fingerprint(store);
+          // Ids and sources are keys: non-empty, at most 1,024 characters.
+          const key = (k: string) => clean(k) && k.length >= 1 && k.length <= 1024;
+          const valid = key(sid) && key(source) && clean(model) && clean(content) && jsonClean(config);
+          const refused = await refusedOrDone(() => store.createSession(sid, source, { model, modelConfig: config, systemPrompt: content }));
+          // Refused exactly when some input is invalid; a refusal writes nothing.
+          expect(refused).toBe(!valid);
+          if (refused) {
+            expect(await fingerprint(store)).toEqual(before);
+            return;
+          }
+          const row = (await store.getSession(sid))!;
+          expect(row).toMatchObject({ id: sid, source, model, systemPrompt: content });
+          // As in Hermes, a falsy model_config ({} or []) is stored as NULL.
+          expect(row.modelConfig).toEqual(Object.keys(config).length > 0 ? config : null);
+
+          if (!(await refusedOrDone(() => store.setSessionTitle(sid, title)))) {
+            expect(await store.getSessionTitle(sid)).toBe(sanitizeTitle(title));
+          } else {
+            expect(await store.getSessionTitle(sid)).toBeNull();
+          }
+
+          const toolCalls = [{ id: content, function: { name: role, arguments: JSON.stringify(config) } }];
+          if (!(await refusedOrDone(() => store.appendMessage(sid, role, content, { toolName: source, toolCalls })))) {
+            const [m] = await store.getMessages(sid);
+            expect(m).toMatchObject({ role, content, toolName: source, toolCalls });
+            // A search for the stored text never errors and never changes anything.
+            const counts = await fingerprint(store);
+            expect(Array.isArray(await store.searchMessages(content))).toBe(true);
+            expect(Array.isArray(await store.searchMessages(title, { roleFilter: [role], sourceFilter: [source] }))).toBe(true);
+            expect(await fingerprint(store)).toEqual(counts);
+          } else {
+            expect(await store.messageCount()).toBe(0);
+          }
+
+          if (!(await refusedOrDone(() => store.setMeta(model || 'k', content)))) expect(await store.getMeta(model || 'k')).toBe(content);
+        }),
+        { numRuns: RUNS[h.name] ?? 40 },
+      );
+      // The schema is intact: every table still answers.
+      expect(await store.sessionCount()).toBeGreaterThanOrEqual(0);
+      expect(await store.listSessionsRich({ limit: 1 })).toBeDefined();
+    }, 300_000);
+
+    it('search queries of any shape return a list (or a ValidationError for a non-string), never a database error', async () => {
+      await emptyStore(store);
+      await store.createSession('s', 'cli');
+      await store.appendMessage('s', 'user', "it's a \"quoted\" -- comment; DROP TABLE sessions; 100% done_ok 记忆断裂");
+      await fc.assert(
+        fc.asyncProperty(hostile, async (query) => {
+          const hits = await store.searchMessages(query, { limit: 5 });
+          expect(Array.isArray(hits)).toBe(true);
+        }),
+        { numRuns: (RUNS[h.name] ?? 40) * 2 },
+      );
+      expect(await store.messageCount()).toBe(1);
+    }, 300_000);
+
+    it.runIf(h.name === 'pglite')('PGlite still drops a leading U+FEFF (when this fails, PGlite is fixed: remove the skip above)', async () => {
+      await emptyStore(store);
+      await store.createSession('bom', 'cli', { model: '\ufeffm' });
+      expect((await store.getSession('bom'))!.model).toBe('m');
+    });
+
+    it('stores and reads back 1 MB strings exactly (content, system prompt, meta, JSON)', async () => {
+      await emptyStore(store);
+      const big = `${MB}'; DROP TABLE messages; --`;
+      await store.createSession('big', 'cli', { systemPrompt: big, modelConfig: { prompt: big } });
+      const id = await store.appendMessage('big', 'user', big, { toolCalls: [{ args: big }] });
+      await store.setMeta('big', big);
+      const [m] = await store.getMessages('big');
+      expect(m!.id).toBe(id);
+      expect(m!.content === big && (m!.toolCalls as Array<{ args: string }>)[0]!.args === big).toBe(true);
+      const s = (await store.getSession('big'))!;
+      expect(s.systemPrompt === big && (s.modelConfig as { prompt: string }).prompt === big).toBe(true);
+      expect((await store.getMeta('big')) === big).toBe(true);
+      expect((await store.searchMessages('DROP', { limit: 1 })).map((x) => x.id)).toEqual([id]);
+    }, 120_000);
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * No input is ever interpolated into SQL. Values always travel as parameters; the only SQL built from
+ * strings is built from identifiers this library owns (schema columns, fixed keywords, checked-in
+ * migration files). That text lives in src/sql/; anywhere else, every occurrence must be listed here with
+ * the reason it is safe, and the count is pinned, so a new one fails until someone reviews it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(import.meta.dirname, '../../src');
+
+/** String-built SQL: Drizzle's sql.raw, postgres.js unsafe, and better-sqlite3 calls given a template with ${…}. */
+const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma)\(`[^`]*\$\{/g;
+
+const ALLOWED: Record<string, { count: number; why: string }> = {
+  'db/sqlite/dialect.ts': { count: 7, why: 'dialect slots: column names and aliases from fixed lists (bulkInsert, storedJson, messageColumns); values are bound as parameters' },
+  'db/pg/dialect.ts': { count: 9, why: 'dialect slots: column names, casts and aliases from fixed lists; bulk rows travel as one JSON parameter' },
+  'db/pg/open.ts': { count: 4, why: 'runs SQL text compiled by Drizzle with its parameter array, and the fixed BEGIN/COMMIT/ROLLBACK' },
+  'db/pg/migrate.ts': { count: 1, why: 'statements of the checked-in migration files' },
+  'db/sqlite/migrate.ts': { count: 2, why: 'the migrations table name is a constant' },
+  'db/sqlite/open.ts': { count: 2, why: 'pragmas from validated options: an integer timeout and an enum synchronous level' },
+  'repos/bulk-read.ts': { count: 1, why: 'column names from the fixed SESSION_*/MESSAGE_* lists' },
+  'repos/maintenance.ts': { count: 3, why: "GROUP BY a column chosen from the literal type 'model' | 'source'" },
+  'repos/messages.ts': { count: 2, why: 'the fixed insert column list, and a table alias chosen in code' },
+  'transfer/sources.ts': { count: 4, why: "a Hermes file's own table and column names (from sqlite_master, quoted with doubled quotes), read in a private read-only snapshot" },
+};
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(full) : e.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+describe('SQL built from strings', () => {
+  it('appears outside src/sql/ only where listed, with a reason, and no more often than listed', () => {
+    const found: Record<string, number> = {};
+    for (const file of sourceFiles(SRC)) {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      if (rel.startsWith('sql/')) continue;
+      const n = fs.readFileSync(file, 'utf8').match(PATTERN)?.length ?? 0;
+      if (n > 0) found[rel] = n;
+    }
+    expect(found).toEqual(Object.fromEntries(Object.entries(ALLOWED).map(([f, a]) => [f, a.count])));
+  });
+
+  it('catches the patterns it is meant to catch', () => {
+    const samples = ['sql.raw(`x`)', "client.unsafe('BEGIN')", 'db.prepare(`SELECT * FROM ${table}`)', 'db.exec(`DROP ${x}`)', 'db.pragma(`a = ${b}`)'];
+    for (const s of samples) expect(s.match(PATTERN), s).not.toBeNull();
+    expect('db.prepare(`SELECT 1`)'.match(PATTERN)).toBeNull();
+    expect("db.prepare('SELECT * FROM t WHERE id = ?')".match(PATTERN)).toBeNull();
+  });
+});
