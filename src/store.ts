@@ -80,10 +80,12 @@ export class SessionStore {
   /** Bulk reads in Hermes' stored form (used by copyStore and verify). */
   readonly bulkRead: BulkReadRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
+  private readonly dialectImpl: Dialect;
   private closed = false;
 
   constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
+    this.dialectImpl = dialect;
     this.url = backend.url;
     const ctx: RepoContext = { d: dialect, now: clock };
     this.lineage = new LineageRepo(ctx);
@@ -129,6 +131,7 @@ export class SessionStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.dialectImpl.settle(); // writes already requested commit first
     await this.backendImpl.close();
   }
 

@@ -107,6 +107,8 @@ export interface Dialect {
   read<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>): Promise<T>;
+  /** Wait until every requested write has committed or failed (called before closing). */
+  settle(): Promise<void>;
   /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
   readonly advanceMessageIds: () => Op<void>;
   /** A query returning one row with `bytes`: the size of the database on disk. */

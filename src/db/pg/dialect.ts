@@ -173,6 +173,9 @@ export class PgDialect implements Dialect {
     return this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowTyped);
   }
 
+  /** Every write awaits its own transaction; nothing is queued here. */
+  async settle(): Promise<void> {}
+
   async vacuum(): Promise<void> {
     await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowTyped);
   }

@@ -12,7 +12,7 @@ import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { BulkColumn, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
-import { immediateTransaction, retryWhileBusy } from './busy.js';
+import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError } from '../../errors.js';
 
 const compiler = new SQLiteSyncDialect();
@@ -164,8 +164,74 @@ export class SqliteDialect implements Dialect {
     return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowTyped);
   }
 
+  /**
+   * Group commit: writes requested in the same turn of the event loop (a gateway serving several chats)
+   * share one `BEGIN IMMEDIATE … COMMIT`, so they share one fsync. Each call runs inside its own
+   * SAVEPOINT: one that fails is rolled back alone and rejects alone; every call's promise settles only
+   * after the shared COMMIT. A lone call runs exactly as before, in its own transaction.
+   */
   write<T>(op: () => Op<T>): Promise<T> {
-    return immediateTransaction(this.client, () => this.runSync(op()), { deadlineMs: this.writeDeadlineMs }).catch(rethrowTyped);
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.track(this.flush()));
+    });
+  }
+
+  private queued: Array<{ op: () => Op<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
+  private inFlight = new Set<Promise<void>>();
+
+  private track(p: Promise<void>): void {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p));
+  }
+
+  /** Wait until every requested write has committed or failed (before closing the connection). */
+  async settle(): Promise<void> {
+    while (this.queued.length > 0 || this.inFlight.size > 0) {
+      if (this.inFlight.size > 0) await Promise.all(this.inFlight);
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queued;
+    this.queued = [];
+    const options = { deadlineMs: this.writeDeadlineMs };
+    if (batch.length === 1) {
+      const [call] = batch;
+      await immediateTransaction(this.client, () => this.runSync(call!.op()), options).then(call!.resolve, (e: unknown) => call!.reject(DatabaseError.from(e)));
+      return;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await immediateTransaction(
+        this.client,
+        () => {
+          outcomes.length = 0; // a retry after SQLITE_BUSY runs every call again
+          for (const call of batch) {
+            this.statement('SAVEPOINT hsdb_call').run();
+            try {
+              outcomes.push({ ok: true, value: this.runSync(call.op()) });
+              this.statement('RELEASE hsdb_call').run();
+            } catch (error) {
+              if (isSqliteBusy(error)) throw error;
+              this.statement('ROLLBACK TO hsdb_call').run();
+              this.statement('RELEASE hsdb_call').run();
+              outcomes.push({ ok: false, error });
+            }
+          }
+        },
+        options,
+      );
+    } catch (error) {
+      for (const call of batch) call.reject(DatabaseError.from(error));
+      return;
+    }
+    batch.forEach((call, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) call.resolve(outcome.value);
+      else call.reject(DatabaseError.from(outcome.error));
+    });
   }
 
   async vacuum(): Promise<void> {
