@@ -11,6 +11,7 @@ export {
   type AutoMaintenanceOptions,
   type AppendMessageOptions,
   type ReplacementMessageInput,
+  type AppendMessagesInput,
   type ConversationOptions,
   type MessagesAroundOptions,
   type AnchoredViewOptions,

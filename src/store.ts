@@ -47,6 +47,7 @@ export type PruneSessionsOptions = Input<'pruneOptions'>;
 export type AutoMaintenanceOptions = Input<'autoMaintenanceOptions'>;
 export type AppendMessageOptions = Input<'appendMessageOptions'>;
 export type ReplacementMessageInput = Record<string, unknown>;
+export type AppendMessagesInput = Input<'appendMessagesInput'>;
 export type ConversationOptions = Input<'conversationOptions'>;
 export type MessagesAroundOptions = Input<'aroundOptions'>;
 export type AnchoredViewOptions = Input<'anchoredViewOptions'>;
@@ -281,6 +282,17 @@ export class SessionStore {
     const c = v.validate(v.content, content, 'content');
     const o = v.validate(v.appendMessageOptions, options, 'options');
     return this.guard(() => this.messages.append(id, r, c, o), { session: id });
+  }
+
+  /**
+   * Append several messages to one session in one transaction, with one commit: the batch form of
+   * appendMessage for callers that have a turn's messages at hand. Returns the new ids in order.
+   */
+  async appendMessages(sessionId: string, messages: AppendMessagesInput): Promise<number[]> {
+    this.assertOpen();
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    const list = v.validate(v.appendMessagesInput, messages, 'messages');
+    return this.guard(() => this.messages.appendMany(id, list), { session: id });
   }
 
   /** Replace the whole transcript atomically: on any failure the previous one survives. */

@@ -170,6 +170,8 @@ export const replacementMessage = z
   // The same fields as appendMessage's options, plus role and content; other keys are ignored.
   .pipe(z.object({ role: text.optional(), content, ...appendMessageOptions.shape }));
 export const replacementMessages = z.array(replacementMessage);
+/** appendMessages: each message names its role and takes appendMessage's options (camelCase). */
+export const appendMessagesInput = z.array(z.object({ role: id, content, ...appendMessageOptions.shape }).strict());
 
 export const conversationOptions = z.object({ includeAncestors: z.boolean().default(false) }).strict();
 export const aroundOptions = z.object({ window: int.default(5) }).strict();

@@ -87,6 +87,37 @@ export class MessageRepo {
   }
 
   /**
+   * Append several messages to one session in one transaction (one commit for all): the counters move
+   * once, timestamps are now + 1 µs per message to keep the order. Returns the ids in the given order.
+   * Nothing is written when the session does not exist.
+   */
+  appendMany(sessionId: string, messages: Array<ReplacementMessage & { role: string }>): Promise<number[]> {
+    const { d } = this.ctx;
+    if (messages.length === 0) return Promise.resolve([]);
+    const now = this.ctx.now();
+    const batches: SQL[] = [];
+    let toolCalls = 0;
+    for (let i = 0; i < messages.length; i += INSERT_BATCH) {
+      const chunk = messages.slice(i, i + INSERT_BATCH).map((m, k) => {
+        toolCalls += toolCallCount(m.toolCalls);
+        return this.values(sessionId, m.role, m.content, m, roundToMicros(now + (i + k) * 1e-6), true);
+      });
+      batches.push(sql`INSERT INTO messages (${chunk[0]!.columns}) VALUES ${sql.join(chunk.map((v) => v.values), sql`, `)} RETURNING id`);
+    }
+    return d.write(function* () {
+      const touched = yield* rows(sql`
+        UPDATE sessions SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
+                            tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
+        WHERE id = ${d.text(sessionId)} RETURNING id`);
+      if (touched.length === 0) throw new SessionNotFoundError(sessionId);
+      const ids: number[] = [];
+      for (const batch of batches) ids.push(...(yield* rows<{ id: unknown }>(batch)).map((r) => d.decode.int(r.id)));
+      // Ids are handed out in row order within a statement; RETURNING's order is not promised.
+      return ids.sort((a, b) => a - b);
+    });
+  }
+
+  /**
    * Replace a session's whole transcript in one transaction (retry, undo, compress). Timestamps are now,
    * +1 µs per message to keep the order; reasoning fields are kept on assistant messages only.
    * An empty list clears the transcript (silently, even for an unknown session, as in Hermes).

@@ -1,6 +1,6 @@
 /** Contract: messages, counters, transcript replacement, conversation replay, windows (spec §3, §12.2). */
 import { describe, expect, it } from 'vitest';
-import { SessionNotFoundError } from '../../src/index.js';
+import { SessionNotFoundError, ValidationError } from '../../src/index.js';
 import type { StoreFixture } from '../helpers/store-fixture.js';
 
 const MEMORY_LEAK =
@@ -73,6 +73,46 @@ export function messagesContract(f: StoreFixture): void {
       await expect(f.store.appendMessage('ghost', 'user', 'x')).rejects.toBeInstanceOf(SessionNotFoundError);
       expect(await f.store.messageCount()).toBe(0);
       expect(await f.store.getMessages('ghost')).toEqual([]);
+    });
+  });
+
+  describe('appending a batch (appendMessages)', () => {
+    it('appends in order in one call, returns the ids in order, and moves the counters once', async () => {
+      await f.store.createSession('b', 'cli');
+      const first = await f.store.appendMessage('b', 'user', 'before');
+      const ids = await f.store.appendMessages('b', [
+        { role: 'user', content: 'question' },
+        { role: 'assistant', content: null, toolCalls: [{ id: 'c1' }, { id: 'c2' }], reasoning: 'think' },
+        { role: 'tool', content: 'result', toolCallId: 'c1', toolName: 'terminal' },
+        { role: 'assistant', content: [{ type: 'text', text: 'done' }], finishReason: 'stop' },
+      ]);
+      expect(ids).toHaveLength(4);
+      expect(ids[0]).toBeGreaterThan(first);
+      expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+      const messages = await f.store.getMessages('b');
+      expect(messages.map((m) => m.id)).toEqual([first, ...ids]);
+      expect(messages.slice(1).map((m) => [m.role, m.content])).toEqual([
+        ['user', 'question'], ['assistant', null], ['tool', 'result'], ['assistant', [{ type: 'text', text: 'done' }]],
+      ]);
+      expect(messages[2]).toMatchObject({ toolCalls: [{ id: 'c1' }, { id: 'c2' }], reasoning: 'think' });
+      expect(messages[3]).toMatchObject({ toolCallId: 'c1', toolName: 'terminal' });
+      expect(messages.every((m, i) => i === 0 || m.timestamp > messages[i - 1]!.timestamp)).toBe(true);
+      expect(await f.store.getSession('b')).toMatchObject({ messageCount: 5, toolCallCount: 2 });
+      expect(await f.store.appendMessages('b', [])).toEqual([]);
+    });
+
+    it('writes nothing for an unknown session or an invalid message, and handles batches past one statement', async () => {
+      await f.store.createSession('b', 'cli');
+      await expect(f.store.appendMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(SessionNotFoundError);
+      await expect(f.store.appendMessages('b', [{ role: 'user', content: 'ok' }, { role: '', content: 'no role' }])).rejects.toBeInstanceOf(ValidationError);
+      await expect(f.store.appendMessages('b', [{ role: 'user', content: 'nul\u0000' }])).rejects.toBeInstanceOf(ValidationError);
+      await expect(f.store.appendMessages('b', [{ role: 'user', bogus: 1 } as never])).rejects.toBeInstanceOf(ValidationError);
+      expect(await f.store.messageCount()).toBe(0);
+      const many = Array.from({ length: 2500 }, (_, i) => ({ role: 'user', content: `bulk ${i}` }));
+      const ids = await f.store.appendMessages('b', many);
+      expect(ids).toHaveLength(2500);
+      expect((await f.store.getMessages('b')).map((m) => m.content)).toEqual(many.map((m) => m.content));
+      expect((await f.store.getSession('b'))!.messageCount).toBe(2500);
     });
   });
 
