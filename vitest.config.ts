@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Every SQLite statement is compiled by our fast path and by Drizzle, and the two must agree.
+    env: { HSDB_VERIFY_SQL: '1' },
   },
 });

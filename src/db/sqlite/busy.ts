@@ -48,6 +48,14 @@ export async function retryWhileBusy<T>(attempt: () => T, options: BusyRetryOpti
 
 /** `BEGIN IMMEDIATE; body; COMMIT` (ROLLBACK on any error), retried while another writer holds the lock. */
 export function immediateTransaction<T>(client: Database, body: () => T, options: BusyRetryOptions): Promise<T> {
-  const tx = client.transaction(body);
-  return retryWhileBusy(() => tx.immediate(), options);
+  const tx = runner(client);
+  return retryWhileBusy(() => tx.immediate(body) as T, options);
+}
+
+/** One transaction wrapper per connection (better-sqlite3 builds a new one per transaction() call). */
+const runners = new WeakMap<Database, ReturnType<Database['transaction']>>();
+function runner(client: Database): ReturnType<Database['transaction']> {
+  let tx = runners.get(client);
+  if (!tx) runners.set(client, (tx = client.transaction((body: () => unknown) => body())));
+  return tx;
 }

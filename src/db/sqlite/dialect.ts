@@ -1,10 +1,9 @@
 /**
- * SQLite slots. Queries compile through Drizzle's SQLite dialect and run as cached better-sqlite3
+ * SQLite slots. Queries compile through compile.ts (Drizzle's compiler is the reference) and run as cached better-sqlite3
  * prepared statements; operations run synchronously inside one transaction.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { type SQL, sql } from 'drizzle-orm';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
@@ -14,8 +13,8 @@ import { type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError } from '../../errors.js';
+import { compileSqlite } from './compile.js';
 
-const compiler = new SQLiteSyncDialect();
 const rethrowTyped = (error: unknown): never => {
   throw DatabaseError.from(error);
 };
@@ -136,7 +135,7 @@ export class SqliteDialect implements Dialect {
       this.statement(query.text).run(...query.params);
       return undefined;
     }
-    const { sql: text, params } = compiler.sqlToQuery(query.sql);
+    const { sql: text, params } = compileSqlite(query.sql);
     const stmt = this.statement(text);
     if (query.mode === 'rows') return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
     stmt.run(...params);

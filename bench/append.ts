@@ -1,0 +1,212 @@
+/**
+ * Write and read costs against the raw drivers, on the same schema and settings, in the same run:
+ * appendMessage one call per transaction (SQLite FULL and NORMAL, Postgres), concurrent appenders (group
+ * commit), appendMessages batches, and a few reads. Medians over RUNS runs; figures, never assertions.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { type SessionStore, openStore } from '../src/index.js';
+
+export interface BenchRow {
+  case: string;
+  /** Operations per second (writes), or milliseconds per call (reads). */
+  value: number;
+  unit: 'msg/s' | 'ms';
+  baseline?: { label: string; value: number };
+}
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function rate(n: number, body: (i: number) => Promise<unknown> | unknown): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await body(i);
+  return n / ((performance.now() - started) / 1000);
+}
+
+const TOOL_CALLS = JSON.stringify([{ id: 'call_1', type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } }]);
+const text = (i: number) => `benchmark message ${i}: deploy the service with docker compose and check the nginx logs`;
+
+/** Raw better-sqlite3 doing what appendMessage does: counters and row in one BEGIN IMMEDIATE transaction. */
+function rawSqliteAppender(file: string, synchronous: string) {
+  const db = new Database(file);
+  db.pragma('busy_timeout = 5000');
+  db.pragma(`synchronous = ${synchronous}`);
+  db.pragma('foreign_keys = ON');
+  const bump = db.prepare('UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ? RETURNING id');
+  const insert = db.prepare(`INSERT INTO messages (session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason,
+    reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, content)
+    VALUES (?, ?, NULL, ?, NULL, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?) RETURNING id`);
+  const one = db.transaction((session: string, i: number) => {
+    const calls = i % 4 === 1 ? TOOL_CALLS : null;
+    bump.get(calls ? 1 : 0, session);
+    return (insert.get(session, i % 2 ? 'assistant' : 'user', calls, Date.now() / 1000, text(i)) as { id: number }).id;
+  });
+  const many = db.transaction((session: string, from: number, count: number) => {
+    for (let i = from; i < from + count; i++) {
+      bump.get(0, session);
+      insert.get(session, 'user', null, Date.now() / 1000, text(i));
+    }
+  });
+  return { append: (s: string, i: number) => one.immediate(s, i), appendMany: (s: string, from: number, n: number) => many.immediate(s, from, n), close: () => db.close() };
+}
+
+const storeAppend = (store: SessionStore, session: string, i: number) =>
+  store.appendMessage(session, i % 2 ? 'assistant' : 'user', text(i), i % 4 === 1 ? { toolCalls: JSON.parse(TOOL_CALLS) } : {});
+
+async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: number): Promise<BenchRow[]> {
+  const mine: number[] = [];
+  const raw: number[] = [];
+  const concurrent: number[] = [];
+  const batched: number[] = [];
+  const rawBatched: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const file = path.join(dir, `append-${synchronous}-${run}.db`);
+    const store = await openStore(`sqlite:${file}`, { synchronous });
+    await store.createSession('s', 'cli');
+    await store.createSession('raw', 'cli');
+    const r = rawSqliteAppender(file, synchronous);
+    // Alternate who goes first so neither always meets a colder cache.
+    if (run % 2 === 0) {
+      raw.push(await rate(n, (i) => r.append('raw', i)));
+      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
+    } else {
+      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
+      raw.push(await rate(n, (i) => r.append('raw', i)));
+    }
+    if (synchronous === 'FULL') {
+      let started = performance.now();
+      await Promise.all(Array.from({ length: 16 }, async (_, c) => {
+        for (let i = 0; i < n / 16; i++) await storeAppend(store, 's', c * 100_000 + i);
+      }));
+      concurrent.push(n / ((performance.now() - started) / 1000));
+      started = performance.now();
+      for (let i = 0; i < n; i += 50) {
+        await store.appendMessages('s', Array.from({ length: 50 }, (_, k) => ({ role: 'user', content: text(i + k) })));
+      }
+      batched.push(n / ((performance.now() - started) / 1000));
+      started = performance.now();
+      for (let i = 0; i < n; i += 50) r.appendMany('raw', i, 50);
+      rawBatched.push(n / ((performance.now() - started) / 1000));
+    }
+    r.close();
+    await store.close();
+  }
+  const rows: BenchRow[] = [
+    { case: `sqlite ${synchronous}: appendMessage, 1 caller`, value: median(mine), unit: 'msg/s', baseline: { label: 'raw better-sqlite3', value: median(raw) } },
+  ];
+  if (synchronous === 'FULL') {
+    rows.push(
+      { case: 'sqlite FULL: appendMessage, 16 concurrent callers', value: median(concurrent), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
+      { case: 'sqlite FULL: appendMessages, 50 per call', value: median(batched), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
+      { case: 'sqlite FULL: raw, 50 rows per transaction', value: median(rawBatched), unit: 'msg/s', baseline: { label: 'raw, 1 row per transaction', value: median(raw) } },
+    );
+  }
+  return rows;
+}
+
+async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: BenchRow[]; note?: string }> {
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await admin`select 1`;
+  } catch {
+    await admin.end();
+    return { rows: [], note: 'Postgres append bench skipped: server unreachable' };
+  }
+  const name = `hsdb_append_bench_${Date.now()}`;
+  await admin.unsafe(`CREATE DATABASE "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  try {
+    const store = await openStore(url.toString());
+    await store.createSession('s', 'cli');
+    await store.createSession('raw', 'cli');
+    const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
+    const rawAppend = (i: number) =>
+      sql.begin(async (tx) => {
+        const calls = i % 4 === 1 ? TOOL_CALLS : null;
+        await tx`UPDATE sessions SET message_count = message_count + 1, tool_call_count = tool_call_count + ${calls ? 1 : 0} WHERE id = 'raw' RETURNING id`;
+        const [row] = await tx`INSERT INTO messages (session_id, role, tool_calls, timestamp, content)
+          VALUES ('raw', ${i % 2 ? 'assistant' : 'user'}, ${calls}::jsonb, now(), ${text(i)}) RETURNING id`;
+        return row!.id;
+      });
+    const mine: number[] = [];
+    const raw: number[] = [];
+    const concurrent: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      raw.push(await rate(n, (i) => rawAppend(i)));
+      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 16 }, async (_, c) => {
+        for (let i = 0; i < n / 16; i++) await storeAppend(store, 's', c * 100_000 + i);
+      }));
+      concurrent.push(n / ((performance.now() - started) / 1000));
+    }
+    await sql.end();
+    await store.close();
+    return {
+      rows: [
+        { case: 'postgres: appendMessage, 1 caller', value: median(mine), unit: 'msg/s', baseline: { label: 'raw postgres.js', value: median(raw) } },
+        { case: 'postgres: appendMessage, 16 concurrent callers', value: median(concurrent), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
+      ],
+    };
+  } finally {
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+/** Reads on an SQLite file: a 5-session compression chain of 1,000 messages, and 2,000 sessions to list. */
+async function sqliteReads(dir: string): Promise<BenchRow[]> {
+  const file = path.join(dir, 'reads.db');
+  const store = await openStore(`sqlite:${file}`);
+  let parent: string | null = null;
+  for (let k = 0; k < 5; k++) {
+    const id = `chain-${k}`;
+    await store.createSession(id, 'cli', { parentSessionId: parent });
+    await store.appendMessages(id, Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text(i) })));
+    if (k < 4) await store.endSession(id, 'compression');
+    parent = id;
+  }
+  for (let s = 0; s < 2000; s++) {
+    await store.createSession(`list-${s}`, s % 3 ? 'cli' : 'telegram');
+    await store.appendMessages(`list-${s}`, [{ role: 'user', content: text(s) }, { role: 'assistant', content: 'ok' }]);
+  }
+  const raw = new Database(file, { readonly: true });
+  const getRaw = raw.prepare('SELECT * FROM sessions WHERE id = ?');
+  const messagesRaw = raw.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id');
+  const time = async (reps: number, body: () => Promise<unknown> | unknown) => {
+    const ms: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const started = performance.now();
+      for (let i = 0; i < reps; i++) await body();
+      ms.push((performance.now() - started) / reps);
+    }
+    return median(ms);
+  };
+  const rows: BenchRow[] = [
+    { case: 'sqlite: getSession', value: await time(2000, () => store.getSession('list-77')), unit: 'ms', baseline: { label: 'raw SELECT by id', value: await time(2000, () => getRaw.get('list-77')) } },
+    { case: 'sqlite: getMessages (200 messages)', value: await time(200, () => store.getMessages('chain-4')), unit: 'ms', baseline: { label: 'raw SELECT … ORDER BY id', value: await time(200, () => messagesRaw.all('chain-4')) } },
+    { case: 'sqlite: getMessagesAsConversation, 4 ancestors, 1,000 msgs', value: await time(50, () => store.getMessagesAsConversation('chain-4', { includeAncestors: true })), unit: 'ms' },
+    { case: 'sqlite: listSessionsRich, limit 50 of 2,005', value: await time(50, () => store.listSessionsRich({ limit: 50 })), unit: 'ms' },
+  ];
+  raw.close();
+  await store.close();
+  return rows;
+}
+
+export async function benchAppend(adminUrl: string): Promise<{ rows: BenchRow[]; notes: string[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-append-bench-'));
+  const n = Number(process.env.BENCH_APPENDS ?? 2000);
+  try {
+    const rows = [...(await sqliteWrites(dir, 'FULL', n)), ...(await sqliteWrites(dir, 'NORMAL', n))];
+    const pg = await postgresWrites(adminUrl, Math.round(n / 2));
+    rows.push(...pg.rows, ...(await sqliteReads(dir)));
+    return { rows, notes: pg.note ? [pg.note] : [] };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
