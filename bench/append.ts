@@ -68,6 +68,7 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
     const store = await openStore(`sqlite:${file}`, { synchronous });
     await store.createSession('s', 'cli');
     await store.createSession('raw', 'cli');
+    for (let c = 0; c < 16; c++) await store.createSession(`chat-${c}`, 'telegram');
     const r = rawSqliteAppender(file, synchronous);
     // Alternate who goes first so neither always meets a colder cache.
     if (run % 2 === 0) {
@@ -78,9 +79,10 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
       raw.push(await rate(n, (i) => r.append('raw', i)));
     }
     if (synchronous === 'FULL') {
+      // A gateway serving 16 chats: each caller appends to its own session.
       let started = performance.now();
       await Promise.all(Array.from({ length: 16 }, async (_, c) => {
-        for (let i = 0; i < n / 16; i++) await storeAppend(store, 's', c * 100_000 + i);
+        for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
       }));
       concurrent.push(n / ((performance.now() - started) / 1000));
       started = performance.now();
@@ -124,6 +126,7 @@ async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: Benc
     const store = await openStore(url.toString());
     await store.createSession('s', 'cli');
     await store.createSession('raw', 'cli');
+    for (let c = 0; c < 16; c++) await store.createSession(`chat-${c}`, 'telegram');
     const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
     const rawAppend = (i: number) =>
       sql.begin(async (tx) => {
@@ -141,7 +144,7 @@ async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: Benc
       mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
       const started = performance.now();
       await Promise.all(Array.from({ length: 16 }, async (_, c) => {
-        for (let i = 0; i < n / 16; i++) await storeAppend(store, 's', c * 100_000 + i);
+        for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
       }));
       concurrent.push(n / ((performance.now() - started) / 1000));
     }

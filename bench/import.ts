@@ -2,7 +2,9 @@
  * Import, copy and verify rates: a Hermes-format state.db of BENCH_MESSAGES messages (built here with Hermes'
  * own DDL and FTS triggers) imported into an SQLite file and into Postgres, then copied between them.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +14,12 @@ import { HERMES_V11_DDL } from '../test/helpers/hermes-schema.js';
 import { corpus } from '../test/helpers/corpus.js';
 
 const FTS_DDL = fs.readFileSync(new URL('../drizzle/sqlite/0002_fts5_search.sql', import.meta.url), 'utf8').split('--> statement-breakpoint');
+
+/** Peak RSS of a separate process importing `source` into a fresh SQLite file. */
+function importPeakRss(source: string, target: string): { messages: number; peakRssMiB: number } {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./import-rss.ts', import.meta.url)), source, target], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop()!) as { messages: number; peakRssMiB: number };
+}
 
 export interface ImportRow {
   target: string;
@@ -49,6 +57,8 @@ export async function benchImport(total: number, adminUrl: string): Promise<{ ro
   try {
     const source = path.join(dir, 'state.db');
     buildHermesFile(source, total);
+    const rss = importPeakRss(source, path.join(dir, 'rss.db'));
+    notes.push(`peak RSS of a process importing ${rss.messages.toLocaleString('en-US')} messages into SQLite: ${rss.peakRssMiB.toFixed(0)} MiB`);
     const sqlite = await openStore(`sqlite:${path.join(dir, 'target.db')}`);
     try {
       const a = await importHermesStateDb(source, sqlite);

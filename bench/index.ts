@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark, one table. Figures, never assertions. */
 import os from 'node:os';
+import { benchAppend } from './append.js';
 import { benchImport } from './import.js';
 import { benchSearch } from './search.js';
 
@@ -14,3 +15,14 @@ const imported = await benchImport(Number(process.env.BENCH_MESSAGES ?? 200_000)
 for (const n of imported.notes) console.log(n);
 console.log(`\n| transfer                    | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`);
 for (const r of imported.rows) console.log(`| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`);
+
+const appended = await benchAppend(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+for (const n of appended.notes) console.log(n);
+console.log(`\nmedians of ${process.env.BENCH_RUNS ?? 5} runs; ratio = figure / baseline (for ms, baseline / figure: above 1 is faster)`);
+console.log(`\n| case                                                        |     figure | baseline                    |   baseline |  ratio |\n|-------------------------------------------------------------|------------|-----------------------------|------------|--------|`);
+for (const r of appended.rows) {
+  const fig = r.unit === 'ms' ? `${r.value.toFixed(3)} ms` : `${Math.round(r.value)} msg/s`;
+  const base = r.baseline ? (r.unit === 'ms' ? `${r.baseline.value.toFixed(3)} ms` : `${Math.round(r.baseline.value)} msg/s`) : '';
+  const ratio = r.baseline ? (r.unit === 'ms' ? r.baseline.value / r.value : r.value / r.baseline.value).toFixed(2) : '';
+  console.log(`| ${r.case.padEnd(59)} | ${fig.padStart(10)} | ${(r.baseline?.label ?? '').padEnd(27)} | ${base.padStart(10)} | ${ratio.padStart(6)} |`);
+}
