@@ -73,7 +73,8 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     const executor: PgExecutor = {
       execute: (query) => {
         const compiled = compiler.sqlToQuery(query);
-        return reserved.unsafe(compiled.sql, compiled.params as never[]);
+        // Named prepared statements, cached per connection by text: hot writes skip parsing and planning.
+        return reserved.unsafe(compiled.sql, compiled.params as never[], { prepare: true });
       },
     };
     let lost = false;
