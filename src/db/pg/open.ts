@@ -35,6 +35,7 @@ const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNE
 const connectionLost = (error: unknown) => CONNECTION_LOST.has(String((error as { code?: unknown } | null)?.code ?? ''));
 
 const compiler = new DrizzlePgCompiler();
+const PREPARE_MAX_CHARS = 4096;
 
 export interface PostgresOpenOptions {
   poolSize: number;
@@ -73,8 +74,9 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     const executor: PgExecutor = {
       execute: (query) => {
         const compiled = compiler.sqlToQuery(query);
-        // Named prepared statements, cached per connection by text: hot writes skip parsing and planning.
-        return reserved.unsafe(compiled.sql, compiled.params as never[], { prepare: true });
+        // Short statements (the hot writes) become named prepared statements, cached per connection by text,
+        // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
+        return reserved.unsafe(compiled.sql, compiled.params as never[], { prepare: compiled.sql.length <= PREPARE_MAX_CHARS });
       },
     };
     let lost = false;
