@@ -118,6 +118,48 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
       expect(await store.listSessionsRich({ limit: 1 })).toBeDefined();
     }, 300_000);
 
+    it('lookups, handoffs, end reasons and Telegram ids: refused exactly when invalid, else stored and read back exactly', async () => {
+      await fc.assert(
+        fc.asyncProperty(hostile, hostile, hostile, hostile, hostile, async (a, b, c, d, e) => {
+          fc.pre(readsBackLeadingBom(h) || ![a, b, c, d, e].some((x) => x.startsWith('\ufeff')));
+          await emptyStore(store);
+          const key = (k: string) => clean(k) && k.length >= 1 && k.length <= 1024;
+          await store.createSession('known-1', 'cli');
+          await store.createSession('known-2', 'cli');
+          // Lookups never match by accident: LIKE metacharacters in a prefix are literal.
+          const resolved = await store.resolveSessionId(a).catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          if (resolved === 'refused') expect(clean(a) && a.length <= 1024).toBe(false);
+          else expect(resolved).toBe(a !== '' && 'known-1'.startsWith(a) && !'known-2'.startsWith(a) ? 'known-1' : a === 'known-1' || a === 'known-2' ? a : null);
+          const byTitle = await store.getSessionByTitle(b).catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          expect(byTitle === 'refused' ? clean(b) : byTitle).toBe(byTitle === 'refused' ? false : null);
+
+          if (!(await refusedOrDone(() => store.endSession('known-1', c)))) expect((await store.getSession('known-1'))!.endReason).toBe(c);
+          else expect(clean(c)).toBe(false);
+          if (!(await refusedOrDone(() => store.requestHandoff('known-2', d)))) {
+            expect(key(d)).toBe(true);
+            expect(await store.getHandoffState('known-2')).toEqual({ state: 'pending', platform: d, error: null });
+            await store.claimHandoff('known-2');
+            if (!(await refusedOrDone(() => store.failHandoff('known-2', e)))) {
+              expect(await store.getHandoffState('known-2')).toEqual({ state: 'failed', platform: d, error: e });
+            } else expect(clean(e)).toBe(false);
+          } else expect(key(d)).toBe(false);
+
+          const topicValid = [a, b, c].every(key) && key(e);
+          const bound = await refusedOrDone(async () => {
+            await store.enableTelegramTopicMode({ chatId: a, userId: b });
+            await store.bindTelegramTopic({ chatId: a, threadId: c, userId: b, sessionKey: e, sessionId: 'known-1' });
+          });
+          expect(bound).toBe(!topicValid);
+          if (!bound) {
+            expect(await store.isTelegramTopicModeEnabled({ chatId: a, userId: b })).toBe(true);
+            expect(await store.getTelegramTopicBinding({ chatId: a, threadId: c })).toMatchObject({ chatId: a, threadId: c, userId: b, sessionKey: e, sessionId: 'known-1' });
+          }
+          expect(await store.sessionCount()).toBe(2);
+        }),
+        { numRuns: RUNS[h.name] ?? 40 },
+      );
+    }, 300_000);
+
     it('search queries of any shape return a list (or a ValidationError for a non-string), never a database error', async () => {
       await emptyStore(store);
       await store.createSession('s', 'cli');
