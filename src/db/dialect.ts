@@ -65,13 +65,6 @@ export interface Dialect {
   time(value: number | null | undefined): SQL;
   /** A JSON column value; null/undefined store NULL. */
   json(value: JsonInput | null | undefined): SQL;
-  /**
-   * A JSON column value from JSON text read out of a Hermes file: kept byte for byte on SQLite (its FTS
-   * index sees these bytes); parsed into jsonb on Postgres (text that is not JSON is kept as a JSON string).
-   */
-  jsonFromText(text: string | null): SQL;
-  /** Content columns for a raw Hermes content value (text, or the "\x00json:" form), kept as stored where possible. */
-  contentFromStored(stored: string | null): { columns: SQL; values: SQL };
   /** A select-list item: the JSON column as the JSON text Hermes would store, named after the column (Postgres: jsonb::text). */
   storedJson(column: string): SQL;
   /** Message content columns for a bulk read: `content` (SQLite), plus `content_json` as text (Postgres). */

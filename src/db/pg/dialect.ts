@@ -46,7 +46,7 @@ const rethrowTyped = (error: unknown): never => {
 const BULK_ROWS = 5000;
 const BULK_CAST: Record<BulkType, string> = { text: '', int: '::int8', real: '::float8', time: '::timestamptz', json: '::jsonb', bool: '::boolean' };
 
-/** JSON text as jsonb takes it: text that is not JSON is kept as a JSON string (as jsonFromText does). */
+/** JSON text as jsonb takes it: text that is not JSON is kept as a JSON string (JSON text read from a Hermes file may be damaged). */
 function asJsonText(text: string): string {
   try {
     JSON.parse(text);
@@ -77,15 +77,6 @@ export class PgDialect implements Dialect {
   time = (v: number | null | undefined) =>
     sql`${v === null || v === undefined ? null : epochSecondsToTimestamptz(v)}::timestamptz`;
   json = (v: unknown) => sql`${v === null || v === undefined ? null : JSON.stringify(v)}::jsonb`;
-  jsonFromText = (text: string | null) => {
-    if (text === null) return sql`${null}::jsonb`;
-    try {
-      JSON.parse(text);
-      return sql`${text}::jsonb`;
-    } catch {
-      return sql`${JSON.stringify(text)}::jsonb`;
-    }
-  };
   // Rows travel as one JSON array of arrays (one parameter, far from the 65,535 limit, one round trip) and
   // are unpacked by json_array_elements; times go as exact timestamptz text, JSON as its text.
   bulkInsert = function* (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
@@ -114,7 +105,6 @@ export class PgDialect implements Dialect {
   };
   storedJson = (column: string) => sql.raw(`"${column}"::text AS "${column}"`);
   readonly storedContentColumns = sql.raw('content, content_json::text AS content_json');
-  contentFromStored = (stored: string | null) => this.contentInsert(decodeSqliteContent(stored));
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => {
     const structured = isStructured(content);
     return {

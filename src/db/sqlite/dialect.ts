@@ -60,10 +60,9 @@ export class SqliteDialect implements Dialect {
   bool = (v: boolean | null | undefined) => bare(v === null || v === undefined ? null : v ? 1 : 0);
   time = (v: number | null | undefined) => bare(v ?? null);
   json = (v: unknown) => bare(v === null || v === undefined ? null : pythonJsonDumps(v));
-  jsonFromText = (text: string | null) => bare(text);
   private readonly bulkTexts = new Map<string, string>();
   // Values go in as stored (JSON text byte for byte, booleans as 0/1); one cached statement text per shape.
-  bulkInsert = function* (this: SqliteDialect, table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+  *bulkInsert(table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
     const perStatement = Math.max(1, Math.floor(BULK_PARAMS / columns.length));
     const bools = columns.map((c) => c.type === 'bool');
     for (let i = 0; i < rows.length; i += perStatement) {
@@ -84,11 +83,10 @@ export class SqliteDialect implements Dialect {
       }
       yield* execText(text, params);
     }
-  }.bind(this);
+  }
   readonly bulkContent = { columns: [{ name: 'content', type: 'text' }] as const, values: (stored: string | null) => [stored] };
   storedJson = (column: string) => sql.raw(`"${column}"`);
   readonly storedContentColumns = sql.raw('content');
-  contentFromStored = (stored: string | null) => ({ columns: sql`content`, values: sql`${stored}` });
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
     columns: sql`content`,
     values: sql`${encodeSqliteContent(content)}`,
