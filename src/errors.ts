@@ -161,3 +161,8 @@ export class DatabaseError extends SessionDbError {
     return new DatabaseError(message, driverCode, { cause: error });
   }
 }
+
+/** For `.catch()` at the dialect boundary: rethrow a driver error as a DatabaseError (ours unchanged). */
+export function rethrowAsDatabaseError(error: unknown): never {
+  throw DatabaseError.from(error);
+}

@@ -81,6 +81,18 @@ function isHermesFile(url: string): string | null {
   }
 }
 
+/** Two URLs naming the same database (an in-memory SQLite store is never shared). */
+function sameStore(a: string, b: string): boolean {
+  const identity = (url: string) => {
+    const l = parseStoreUrl(url);
+    if (l.backend === 'sqlite') return l.memory ? null : `sqlite:${path.resolve(l.path)}`;
+    if (l.backend === 'pglite') return l.dataDir === null ? null : `pglite:${path.resolve(l.dataDir)}`;
+    return l.url;
+  };
+  const x = identity(a);
+  return x !== null && x === identity(b);
+}
+
 /** The `--from` side of verify: a Hermes file (through a snapshot) or a store (only read). */
 async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
   const hermes = isHermesFile(url);
@@ -196,7 +208,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--no-verify', 'skip comparing the stores afterwards')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.')
     .action(async (o: TransferFlags & { from: string; to: string }) => {
-      if (path.resolve(o.from.replace(/^sqlite:(\/\/)?/, '')) === path.resolve(o.to.replace(/^sqlite:(\/\/)?/, '')) || o.from === o.to) {
+      if (sameStore(o.from, o.to)) {
         throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
       }
       if (isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);

@@ -11,9 +11,14 @@ import type { RepoContext } from './context.js';
 
 export type RawRow = Record<string, unknown>;
 
-const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown) => (v === null || v === undefined || v === '' ? null : Number(v));
-const count = (v: unknown) => num(v) ?? 0;
+/** How a raw column value is read (verify normalises a source with the same rules, so they cannot drift). */
+export const rawText = (v: unknown) => (v === null || v === undefined ? null : String(v));
+export const rawNumber = (v: unknown) => (v === null || v === undefined || v === '' ? null : Number(v));
+/** Counters: a missing column or NULL (older layouts) counts as 0. */
+export const rawCount = (v: unknown) => rawNumber(v) ?? 0;
+const str = rawText;
+const num = rawNumber;
+const count = rawCount;
 
 const SESSION_COLUMNS: BulkColumn[] = [
   ['id', 'text'], ['source', 'text'], ['user_id', 'text'], ['model', 'text'], ['model_config', 'json'], ['system_prompt', 'text'],

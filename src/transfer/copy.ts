@@ -4,19 +4,13 @@
  * state and Telegram topic rows. The same pipeline as importing a Hermes file; the source is only read.
  */
 import type { SessionStore } from '../store.js';
-import { type TransferOptions, transferRows } from './pipeline.js';
+import { type TransferCounts, type TransferOptions, transferRows } from './pipeline.js';
 import { storeSource } from './sources.js';
 import { type VerifyReport, verifyTransfer } from './verify.js';
 
-export interface CopyReport {
+export interface CopyReport extends TransferCounts {
   from: string;
   to: string;
-  sessions: number;
-  messages: number;
-  meta: number;
-  topicModes: number;
-  topicBindings: number;
-  nulReplaced: number;
   /** Seconds spent copying rows (verification not included). */
   seconds: number;
   verification?: VerifyReport;

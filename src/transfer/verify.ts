@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { decodeSqliteContent } from '../codecs/content.js';
 import { parseStoredJson } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
-import type { RawRow } from '../repos/import.js';
+import { type RawRow, rawCount, rawNumber, rawText } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
 import type { MessageRow } from '../types.js';
 import { type RowSource, storeSource } from './sources.js';
@@ -55,10 +55,10 @@ export function messagesDigest(messages: MessageRow[]): string {
   return hash.digest('hex');
 }
 
-// Normalisation mirrors what ImportRepo writes: missing columns (older layouts) read as its defaults.
-const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown) => (v === null || v === undefined || v === '' ? null : Number(v));
-const count = (v: unknown) => num(v) ?? 0;
+// Normalisation reads values as ImportRepo writes them: missing columns (older layouts) read as its defaults.
+const str = rawText;
+const num = rawNumber;
+const count = rawCount;
 const time = (v: unknown) => (num(v) === null ? null : roundToMicros(num(v)!));
 const json = (v: unknown) => parseStoredJson(str(v));
 const bool = (v: unknown) => (v === null || v === undefined ? null : Boolean(Number(v)));

@@ -9,7 +9,7 @@ import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../code
 import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
-import { DatabaseError } from '../../errors.js';
+import { rethrowAsDatabaseError } from '../../errors.js';
 import { type PgDb, type PgExecutor, rowsOf } from './open.js';
 
 /** What the dialect needs from the backend: the database for reads, and safe transactions for writes. */
@@ -38,9 +38,6 @@ const decoders: ValueDecoders = {
   content: (row) => (row.content ?? row.content_json ?? null) as ReturnType<ValueDecoders['content']>,
 };
 
-const rethrowTyped = (error: unknown): never => {
-  throw DatabaseError.from(error);
-};
 
 /** Rows per bulk statement: they travel as one JSON parameter, so only its size bounds them. */
 const BULK_ROWS = 5000;
@@ -156,17 +153,17 @@ export class PgDialect implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    return PgDialect.runAsync(this.conn.db, op()).catch(rethrowTyped);
+    return PgDialect.runAsync(this.conn.db, op()).catch(rethrowAsDatabaseError);
   }
 
   write<T>(op: () => Op<T>): Promise<T> {
-    return this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowTyped);
+    return this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
   }
 
   /** Every write awaits its own transaction; nothing is queued here. */
   async settle(): Promise<void> {}
 
   async vacuum(): Promise<void> {
-    await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowTyped);
+    await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError);
   }
 }

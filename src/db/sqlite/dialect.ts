@@ -12,15 +12,12 @@ import type { BulkColumn, Dialect, ValueDecoders } from '../dialect.js';
 import { type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
-import { DatabaseError, StoreBusyError } from '../../errors.js';
+import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
 
 /** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
 const bare = (value: string | number | null): SQL => value as unknown as SQL;
 
-const rethrowTyped = (error: unknown): never => {
-  throw DatabaseError.from(error);
-};
 /** Parameters per bulk statement: under SQLite's 32,766. */
 const BULK_PARAMS = 32_000;
 const STATEMENT_CACHE_SIZE = 200;
@@ -163,7 +160,7 @@ export class SqliteDialect implements Dialect {
 
   read<T>(op: () => Op<T>): Promise<T> {
     const tx = this.client.transaction(() => this.runSync(op()));
-    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowTyped);
+    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError);
   }
 
   /**
@@ -253,6 +250,6 @@ export class SqliteDialect implements Dialect {
         this.client.exec('VACUUM');
       },
       { deadlineMs: this.writeDeadlineMs },
-    ).catch(rethrowTyped);
+    ).catch(rethrowAsDatabaseError);
   }
 }
