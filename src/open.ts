@@ -11,6 +11,7 @@ import { openSqlite } from './db/sqlite/open.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
 import { SessionStore } from './store.js';
+import { DEFAULT_RANK_WINDOW } from './repos/search.js';
 
 export const openStoreOptionsSchema = z
   .object({
@@ -32,8 +33,8 @@ export const openStoreOptionsSchema = z
     readonly: z.boolean().default(false),
     /** Advanced: a different migrations folder (tests, forks). Defaults to the one shipped with the package. */
     migrationsFolder: z.string().min(1).optional(),
-    /** Relevance-ordered search ranks the newest this-many matches of a query (default 2,000), bounding broad queries. */
-    searchRankWindow: z.number().int().min(1).max(10_000_000).default(2000),
+    /** Relevance ranks every match of a query, unless the query itself matches more than this many messages (default 10,000): then the newest this-many, and hits report it in `rankedWithin`. */
+    searchRankWindow: z.number().int().min(1).max(10_000_000).default(DEFAULT_RANK_WINDOW),
     /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
     clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })

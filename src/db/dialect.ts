@@ -17,27 +17,37 @@ export interface BulkColumn {
   readonly type: BulkType;
 }
 
-export interface RankWindow {
-  size: number;
-  match: QueryNode;
-}
+/** Which index a parsed query is matched against: unicode61 words, or trigram substrings. */
+export type MatchPath = 'words' | 'substrings';
 
 /**
- * The search statements of a dialect. Each returns rows with id, session_id, role, timestamp, tool_name,
- * source, model, session_started, and either `snippet` (computed in SQL) or `search_text` (snippet to be
- * computed by the caller). `where` is a fragment of extra conditions, each starting with AND.
+ * The search statements of a dialect. A search runs in phases so that only the returned page pays for
+ * snippets and context: `capBound` (relevance only), then `page` (ordered ids and hit columns, no snippet),
+ * then `pageText` for the page's rows. `where` is null (no filter) or a fragment of extra conditions, each starting with AND.
  */
 export interface SearchStatements {
   /**
-   * `window` caps the cost of a broad query: relevance is ranked among the matches no older than the
-   * `size`-th newest message matching `window.match` (a relaxed form of the query whose matches are a
-   * superset, cheap to walk newest-first). Newest/oldest orders see every match.
+   * One row `{ bound }`: the id of the `cap`-th newest message matching the query itself (filters included),
+   * or no row when fewer messages match. Relevance then ranks only the matches with id >= bound.
    */
-  words(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, window: RankWindow): SQL;
-  substrings(match: QueryNode, where: SQL, order: SearchOrder, limit: number, offset: number, window: RankWindow): SQL;
-  /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first. */
-  like(tokens: string[], where: SQL, limit: number, offset: number): SQL;
-  snippetsInSql: boolean;
+  capBound(path: MatchPath, match: QueryNode, where: SQL | null, cap: number): SQL;
+  /**
+   * The ordered page: rows with id, session_id, role, timestamp, tool_name, source, model, session_started.
+   * Relevance is Hermes' order (bm25 ascending, ties by id); newest/oldest order by timestamp, then bm25,
+   * then id ascending, as Hermes' `ORDER BY m.timestamp DESC, rank` comes out of SQLite's stable sorter.
+   */
+  page(path: MatchPath, match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): SQL;
+  /**
+   * For the page's ids: rows `{ id, snippet, search_text, text_bytes }`. `snippet` is the engine's own
+   * snippet where it has one and the row is small enough for it to be cheap (else NULL); `search_text` is
+   * the indexed text when `snippet` is NULL (for rows over `maxTextBytes`, a window of it starting at
+   * `window_start` characters, 0-based), so the caller computes a bounded snippet.
+   */
+  pageText(path: MatchPath, match: QueryNode, ids: number[]): SQL;
+  /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */
+  like(tokens: string[], where: SQL | null, limit: number, offset: number): SQL;
+  /** Whether message `id` matches the query (verification: sees every match, whatever the page). */
+  matchesMessage(path: MatchPath, match: QueryNode, id: number): SQL;
 }
 
 export interface ValueDecoders {
@@ -92,6 +102,11 @@ export interface Dialect {
   hasContent(alias: string): SQL;
   /** Number of characters of content (0 for NULL); structured content counts as non-empty. */
   contentLength(alias: string): SQL;
+  /**
+   * The content columns of a message row as the decoder expects them, but plain text cut to its first
+   * `chars` characters (structured content whole): previews of huge messages never read the whole row.
+   */
+  contentHead(alias: string, chars: number): SQL;
 
   readonly decode: ValueDecoders;
   readonly search: SearchStatements;

@@ -6,17 +6,17 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { contentPreviewText } from '../codecs/content.js';
-import { pySlice, pyStrip } from '../codecs/python-text.js';
-import type { SearchOrder } from '../db/dialect.js';
-import { rows } from '../db/ops.js';
+import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
+import type { MatchPath, SearchOrder } from '../db/dialect.js';
+import { first, rows } from '../db/ops.js';
 import { containsCjk, routeCjk } from '../search/cjk.js';
-import { type QueryNode, parseQuery, positivePhrases } from '../search/query.js';
+import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
-import { substringSnippet, wordSnippet } from '../search/snippet.js';
+import { windowSnippet } from '../search/snippet.js';
 import { byActivity } from '../sql/listing.js';
 import type { SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
-import { decodeMessage, decodeSession } from './rows.js';
+import { decodeSession } from './rows.js';
 
 /** Later Hermes versions cut queries to 2048 characters before sanitizing; so do we (it bounds the SQL). */
 export const MAX_QUERY_CHARS = 2048;
@@ -50,6 +50,11 @@ export interface SearchHit {
   sessionStarted: number;
   /** The previous message, the match itself and the next one in the session, each cut to 200 characters. */
   context: SearchContextEntry[];
+  /**
+   * null when relevance ranked every match of the query (always, for newest/oldest). A number N when the
+   * query matched more than `searchRankWindow` messages and relevance ranked only the newest N of them.
+   */
+  rankedWithin: number | null;
 }
 
 export interface SessionWithActivity extends SessionRow {
@@ -83,32 +88,35 @@ export function planSearch(query: string): Plan {
   return parsed.ok ? { path: 'words', match: parsed.root } : { path: 'none' };
 }
 
-/** Default for `searchRankWindow`: relevance ranks the newest 2,000 matches of a query. */
-export const DEFAULT_RANK_WINDOW = 2000;
-
 /**
- * A superset of the query that is cheap to walk newest-first: every multi-word phrase becomes the AND of
- * its words (no positions to check) and NOT clauses are dropped. The rank window is counted on it.
+ * Default for `searchRankWindow`: relevance ranks every match of a query unless the query itself matches
+ * more than this many messages; then it ranks the newest this-many, and each hit says so (`rankedWithin`).
  */
-export function relaxForWindow(node: QueryNode): QueryNode {
-  switch (node.kind) {
-    case 'phrase':
-      if (node.tokens.length < 2) return node;
-      return {
-        kind: 'and',
-        children: node.tokens.map((t, i) => ({
-          kind: 'phrase' as const,
-          text: t,
-          tokens: [t],
-          prefix: node.prefix && i === node.tokens.length - 1,
-        })),
-      };
-    case 'and':
-    case 'or':
-      return { kind: node.kind, children: node.children.map(relaxForWindow) };
-    case 'not':
-      return relaxForWindow(node.left);
-  }
+export const DEFAULT_RANK_WINDOW = 10_000;
+/** Rows whose snippets are computed per read; between reads the event loop runs. */
+const SNIPPET_CHUNK = 8;
+/** Hits whose context is read per read. */
+const CONTEXT_CHUNK = 100;
+
+/** Let other callbacks run between two bounded pieces of a long search (better-sqlite3 is synchronous). */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+type PageRow = Record<string, unknown>;
+
+/** A page row's snippet: the engine's own, or one computed from the bounded window of text it sent. */
+function snippetOf(row: PageRow, path: MatchPath, match: QueryNode, int: (v: unknown) => number): string | null {
+  if (row.snippet !== null && row.snippet !== undefined) return String(row.snippet);
+  if (row.search_text === null || row.search_text === undefined) return null;
+  const text = String(row.search_text);
+  const start = int(row.window_start);
+  const total = int(row.text_chars);
+  return windowSnippet(text, match, path, { atStart: start === 0, atEnd: total === 0 || start + pyLen(text) >= total });
 }
 
 export class SearchRepo {
@@ -117,7 +125,8 @@ export class SearchRepo {
     private readonly rankWindow: number = DEFAULT_RANK_WINDOW,
   ) {}
 
-  private filters(f: SearchMessagesFilters): SQL {
+  /** The filter conditions, or null when there are none (each starts with AND). */
+  private filters(f: Pick<SearchMessagesFilters, 'sourceFilter' | 'excludeSources' | 'roleFilter'>): SQL | null {
     const { d } = this.ctx;
     const list = (items: string[]) => sql.join(items.map((s) => d.text(s)), sql`, `);
     const parts: SQL[] = [];
@@ -127,64 +136,111 @@ export class SearchRepo {
     }
     if (f.excludeSources && f.excludeSources.length > 0) parts.push(sql`AND s.source NOT IN (${list(f.excludeSources)})`);
     if (f.roleFilter && f.roleFilter.length > 0) parts.push(sql`AND m.role IN (${list(f.roleFilter)})`);
-    return sql.join(parts, sql` `);
+    return parts.length === 0 ? null : sql.join(parts, sql` `);
   }
 
-  searchMessages(query: string, f: SearchMessagesFilters): Promise<SearchHit[]> {
+  /**
+   * Hermes' search_messages. Runs in bounded pieces: the ordered page first (relevance: bm25 over every
+   * match, or over the newest `searchRankWindow` matches when the query itself has more), then snippets
+   * for the page's rows only (each from a bounded window of its text), then context, with the event loop
+   * free between pieces.
+   */
+  async searchMessages(query: string, f: SearchMessagesFilters): Promise<SearchHit[]> {
     const plan = planSearch(query);
-    if (plan.path === 'none') return Promise.resolve([]);
+    if (plan.path === 'none') return [];
     const { d } = this.ctx;
     const where = this.filters(f);
     const limit = sqlLimit(f.limit);
-    const order = searchOrder(f.sort);
-    const statement =
-      plan.path === 'like'
-        ? d.search.like(plan.tokens, where, limit, f.offset)
-        : d.search[plan.path](plan.match, where, order, limit, f.offset, { size: this.rankWindow, match: relaxForWindow(plan.match) });
-    const phrases = plan.path === 'like' ? [] : positivePhrases(plan.match);
-    return d.read(function* () {
-      const found = yield* rows(statement);
-      if (found.length === 0) return [];
-      const ids = found.map((r) => d.decode.int(r.id));
-      const idList = sql.join(ids.map((id) => d.int(id)), sql`, `);
-      const neighbours = yield* rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
-        SELECT t.id,
-          (SELECT p.id FROM messages p WHERE p.session_id = t.session_id
-             AND (p.timestamp < t.timestamp OR (p.timestamp = t.timestamp AND p.id < t.id))
-           ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev_id,
-          (SELECT n.id FROM messages n WHERE n.session_id = t.session_id
-             AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
-           ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
-        FROM messages t WHERE t.id IN (${idList})`);
-      const around = new Map(neighbours.map((n) => [d.decode.int(n.id), [d.decode.intOrNull(n.prev_id), d.decode.intOrNull(n.next_id)]]));
-      const wanted = [...new Set(neighbours.flatMap((n) => [n.id, n.prev_id, n.next_id]).filter((v) => v !== null && v !== undefined).map((v) => d.decode.int(v)))];
-      const messages = yield* rows(sql`SELECT ${d.messageColumns('m')} FROM messages m WHERE m.id IN (${sql.join(wanted.map((id) => d.int(id)), sql`, `)})`);
-      const byId = new Map(messages.map((r) => {
-        const m = decodeMessage(r, d.decode);
-        return [m.id, { role: m.role, content: pySlice(contentPreviewText(m.content), CONTEXT_CHARS) }];
-      }));
-      return found.map((r): SearchHit => {
-        const id = d.decode.int(r.id);
-        const [prev, next] = around.get(id) ?? [null, null];
-        const snippet = d.search.snippetsInSql || plan.path === 'like'
-          ? (r.snippet === null || r.snippet === undefined ? null : String(r.snippet))
-          : plan.path === 'words'
-            ? wordSnippet(String(r.search_text ?? ''), phrases)
-            : substringSnippet(String(r.search_text ?? ''), phrases);
-        return {
-          id,
-          sessionId: String(r.session_id),
-          role: String(r.role),
-          snippet,
-          timestamp: d.decode.time(r.timestamp),
-          toolName: r.tool_name === null || r.tool_name === undefined ? null : String(r.tool_name),
-          source: String(r.source),
-          model: r.model === null || r.model === undefined ? null : String(r.model),
-          sessionStarted: d.decode.time(r.session_started),
-          context: [prev, id, next].filter((x): x is number => x !== null).map((x) => byId.get(x)).filter((e) => e !== undefined),
-        };
+    let found: PageRow[];
+    let rankedWithin: number | null = null;
+    const snippets = new Map<number, string | null>();
+    if (plan.path === 'like') {
+      found = await d.read(() => rows(d.search.like(plan.tokens, where, limit, f.offset)));
+      for (const r of found) snippets.set(d.decode.int(r.id), r.snippet === null || r.snippet === undefined ? null : String(r.snippet));
+    } else {
+      const order = searchOrder(f.sort);
+      const cap = this.rankWindow;
+      const result = await d.read(function* () {
+        let bound: number | null = null;
+        if (order === 'relevance') {
+          const row = yield* first<{ bound: unknown }>(d.search.capBound(plan.path, plan.match, where, cap));
+          bound = row ? d.decode.int(row.bound) : null;
+        }
+        return { page: yield* rows(d.search.page(plan.path, plan.match, where, order, limit, f.offset, bound)), bound };
       });
+      found = result.page;
+      if (result.bound !== null) rankedWithin = cap;
+      for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), SNIPPET_CHUNK)) {
+        await yieldToEventLoop();
+        const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
+        for (const t of texts) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match, d.decode.int));
+      }
+    }
+    const context = await this.context(found.map((r) => d.decode.int(r.id)));
+    return found.map((r): SearchHit => {
+      const id = d.decode.int(r.id);
+      return {
+        id,
+        sessionId: String(r.session_id),
+        role: String(r.role),
+        snippet: snippets.get(id) ?? null,
+        timestamp: d.decode.time(r.timestamp),
+        toolName: r.tool_name === null || r.tool_name === undefined ? null : String(r.tool_name),
+        source: String(r.source),
+        model: r.model === null || r.model === undefined ? null : String(r.model),
+        sessionStarted: d.decode.time(r.session_started),
+        context: context.get(id) ?? [],
+        rankedWithin,
+      };
     });
+  }
+
+  /** The previous message, the hit and the next one in its session, each cut to 200 characters. */
+  private async context(ids: number[]): Promise<Map<number, SearchContextEntry[]>> {
+    const { d } = this.ctx;
+    const out = new Map<number, SearchContextEntry[]>();
+    for (const chunk of chunks(ids, CONTEXT_CHUNK)) {
+      await yieldToEventLoop();
+      await d.read(function* () {
+        const idList = sql.join(chunk.map((id) => d.int(id)), sql`, `);
+        const neighbours = yield* rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
+          SELECT t.id,
+            (SELECT p.id FROM messages p WHERE p.session_id = t.session_id
+               AND (p.timestamp < t.timestamp OR (p.timestamp = t.timestamp AND p.id < t.id))
+             ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev_id,
+            (SELECT n.id FROM messages n WHERE n.session_id = t.session_id
+               AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
+             ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
+          FROM messages t WHERE t.id IN (${idList})`);
+        const wanted = [...new Set(neighbours.flatMap((n) => [n.id, n.prev_id, n.next_id]).filter((v) => v !== null && v !== undefined).map((v) => d.decode.int(v)))];
+        if (wanted.length === 0) return;
+        // Only the head of each message is read: a context entry is 200 characters, whatever the row's size.
+        const messages = yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM messages m
+          WHERE m.id IN (${sql.join(wanted.map((id) => d.int(id)), sql`, `)})`);
+        const byId = new Map(
+          messages.map((r) => [d.decode.int(r.id), { role: String(r.role), content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS) }]),
+        );
+        for (const n of neighbours) {
+          const entries = [n.prev_id, n.id, n.next_id]
+            .filter((x) => x !== null && x !== undefined)
+            .map((x) => byId.get(d.decode.int(x)))
+            .filter((e): e is SearchContextEntry => e !== undefined);
+          out.set(d.decode.int(n.id), entries);
+        }
+      });
+    }
+    return out;
+  }
+
+  /** Whether message `id` matches `query`: what verification asks, independent of pages and ranking. */
+  async matchesMessage(query: string, id: number): Promise<boolean> {
+    const plan = planSearch(query);
+    if (plan.path === 'none') return false;
+    const { d } = this.ctx;
+    const found = await d.read(() =>
+      rows(plan.path === 'like' ? d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0) : d.search.matchesMessage(plan.path, plan.match, id)),
+    );
+    return found.length > 0;
   }
 
   /** Sessions by latest activity (Hermes' search_sessions), optionally of one source. */

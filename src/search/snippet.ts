@@ -2,7 +2,7 @@
  * Snippets for Postgres hits, in the shape FTS5's snippet(…, '>>>', '<<<', '...', 40) gives on SQLite:
  * a window of about 40 words around the first match, matches wrapped in >>> <<<, "..." where text was cut.
  */
-import type { Phrase } from './query.js';
+import { type Phrase, type QueryNode, positivePhrases } from './query.js';
 
 const WORD = /[\p{L}\p{N}\p{Co}]+/gu;
 const WINDOW_WORDS = 40;
@@ -50,4 +50,16 @@ export function substringSnippet(text: string, phrases: Phrase[]): string {
     } else out += text[i++];
   }
   return `${from > 0 ? '...' : ''}${out}${to < text.length ? '...' : ''}`;
+}
+
+/**
+ * A snippet from a window of a row's indexed text: `atStart`/`atEnd` say whether the window begins at the
+ * text's start and reaches its end (else an ellipsis stands for the rest).
+ */
+export function windowSnippet(text: string, match: QueryNode, path: 'words' | 'substrings', edges: { atStart: boolean; atEnd: boolean }): string {
+  const phrases = positivePhrases(match);
+  let out = path === 'words' ? wordSnippet(text, phrases) : substringSnippet(text, phrases);
+  if (!edges.atStart && !out.startsWith('...')) out = `...${out}`;
+  if (!edges.atEnd && !out.endsWith('...')) out = `${out}...`;
+  return out;
 }

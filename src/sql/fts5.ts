@@ -3,10 +3,10 @@
  * two FTS5 tables (messages_fts: unicode61 words; messages_fts_trigram: substrings).
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { type QueryNode, positivePhrases } from '../search/query.js';
 import { containsPattern } from './like.js';
 import { sqliteContentText } from './sqlite-content.js';
-import type { QueryNode } from '../search/query.js';
 
 /** The MATCH expression for a parsed query: every phrase quoted, every operator explicit and grouped. */
 export function fts5Match(node: QueryNode): string {
@@ -22,41 +22,61 @@ export function fts5Match(node: QueryNode): string {
   }
 }
 
+/** Rows up to this many bytes get FTS5's own snippet(); larger ones a bounded window (see pageText). */
+export const NATIVE_SNIPPET_MAX_BYTES = 8192;
+/** A huge row's snippet is computed from this many characters around its first match. */
+export const SNIPPET_WINDOW_CHARS = 16_384;
+/** Characters kept before the first match in that window. */
+export const SNIPPET_WINDOW_LEAD = 2_048;
 
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
+const TABLES: Record<MatchPath, SQL> = { words: sql.raw('messages_fts'), substrings: sql.raw('messages_fts_trigram') };
 
-function ftsSearch(
-  table: 'messages_fts' | 'messages_fts_trigram',
-  match: QueryNode,
-  where: SQL,
-  order: SearchOrder,
-  limit: number,
-  offset: number,
-  window: RankWindow,
-): SQL {
-  const fts = sql.raw(table);
-  const fromWhere = (node: QueryNode) => sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
-    WHERE ${fts} MATCH ${fts5Match(node)} ${where}`;
-  const from = fromWhere(match);
-  if (order !== 'relevance') {
-    const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
-    return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
-      ORDER BY m.timestamp ${direction}, bm25(${fts}), m.id ${direction} LIMIT ${limit} OFFSET ${offset}`;
-  }
-  // bm25 over every match of a broad query ("the*") is the cost; rank only the newest `rankWindow` matches.
-  // FTS5 walks its doclist newest-first by rowid, so finding that window's lower bound is cheap.
-  return sql`SELECT ${HIT_COLUMNS}, snippet(${fts}, 0, '>>>', '<<<', '...', 40) AS snippet ${from}
-      AND ${fts}.rowid >= COALESCE((SELECT ${fts}.rowid ${fromWhere(window.match)} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${window.size - 1}), 0)
-    ORDER BY bm25(${fts}), ${fts}.rowid LIMIT ${limit} OFFSET ${offset}`;
+/**
+ * The first character position (1-based) in `text` where a phrase of the query may start: the smallest
+ * `instr` of the lower-cased text and each phrase's first token (0 when none is found). SQLite's lower()
+ * folds ASCII only, so for other scripts this may miss, and the window then starts at the text's start.
+ */
+function firstMatchPosition(text: SQL, match: QueryNode): SQL {
+  const needles = [...new Set(positivePhrases(match).map((p) => (p.tokens[0] ?? '').toLowerCase()).filter((t) => t !== ''))].slice(0, 8);
+  if (needles.length === 0) return sql`0`;
+  const found = needles.map((n) => sql`NULLIF(instr(lower(${text}), ${n}), 0)`);
+  return sql`COALESCE(min(${sql.join([...found, sql`9223372036854775807`], sql`, `)}), 0) % 9223372036854775807`;
 }
 
-/** Structured content as its JSON text (SQLite's text functions stop at the NUL of "\x00json:"). */
-const SQLITE_SEARCHABLE_CONTENT = sqliteContentText('m');
-
 export const sqliteSearch: SearchStatements = {
-  words: (match, where, order, limit, offset, window) => ftsSearch('messages_fts', match, where, order, limit, offset, window),
-  substrings: (match, where, order, limit, offset, window) =>
-    ftsSearch('messages_fts_trigram', match, where, order, limit, offset, window),
+  capBound: (path, match, where, cap) => {
+    const fts = TABLES[path];
+    // Without filters the FTS5 doclist alone answers, walked newest-first by rowid.
+    const from = where
+      ? sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id WHERE ${fts} MATCH ${fts5Match(match)} ${where}`
+      : sql`FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)}`;
+    return sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`;
+  },
+  page: (path, match, where, order, limit, offset, bound) => {
+    const fts = TABLES[path];
+    const orderBy = sqliteOrder(order);
+    return sql`SELECT ${HIT_COLUMNS}
+      FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
+      WHERE ${fts} MATCH ${fts5Match(match)} ${bound === null ? sql`` : sql`AND ${fts}.rowid >= ${bound}`} ${where ?? sql``}
+      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+  },
+  pageText: (path, match, ids) => {
+    const fts = TABLES[path];
+    const text = sql`${fts}.content`;
+    const start = sql`max(0, ${firstMatchPosition(text, match)} - 1 - ${SNIPPET_WINDOW_LEAD})`;
+    const small = sql`octet_length(${text}) <= ${NATIVE_SNIPPET_MAX_BYTES}`;
+    return sql`SELECT ${fts}.rowid AS id,
+        CASE WHEN ${small} THEN snippet(${fts}, 0, '>>>', '<<<', '...', 40) END AS snippet,
+        CASE WHEN ${small} THEN NULL ELSE substr(${text}, ${start} + 1, ${SNIPPET_WINDOW_CHARS}) END AS search_text,
+        CASE WHEN ${small} THEN 0 ELSE ${start} END AS window_start,
+        CASE WHEN ${small} THEN 0 ELSE length(${text}) END AS text_chars
+      FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`;
+  },
+  matchesMessage: (path, match, id) => {
+    const fts = TABLES[path];
+    return sql`SELECT 1 AS hit FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid = ${id}`;
+  },
   like: (tokens, where, limit, offset) => {
     const clauses = tokens.map((token) => {
       const pattern = containsPattern(token);
@@ -67,9 +87,18 @@ export const sqliteSearch: SearchStatements = {
       SELECT ${HIT_COLUMNS},
         substr(${SQLITE_SEARCHABLE_CONTENT}, max(1, instr(${SQLITE_SEARCHABLE_CONTENT}, ${tokens[0]!}) - 40), 120) AS snippet
       FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
+      WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
       ORDER BY m.timestamp DESC, m.id DESC
       LIMIT ${limit} OFFSET ${offset}`;
   },
-  snippetsInSql: true,
 };
+
+/** Hermes' orders: `ORDER BY rank` (FTS5 breaks ties by rowid), or by time with rank and then id as tie-breaks. */
+function sqliteOrder(order: SearchOrder): SQL {
+  if (order === 'newest') return sql`m.timestamp DESC, rank, m.id`;
+  if (order === 'oldest') return sql`m.timestamp ASC, rank, m.id`;
+  return sql`rank`;
+}
+
+/** Structured content as its JSON text (SQLite's text functions stop at the NUL of "\x00json:"). */
+const SQLITE_SEARCHABLE_CONTENT = sqliteContentText('m');

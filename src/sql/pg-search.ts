@@ -1,16 +1,18 @@
 /**
  * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words), as
  * ILIKE predicates over message_search_text() served by the pg_trgm index (substrings), and a newest-first
- * ILIKE scan for short CJK. Snippets are computed in TypeScript from `search_text`.
+ * ILIKE scan for short CJK. Snippets are computed in TypeScript from a bounded window of `search_text`.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { RankWindow, SearchOrder, SearchStatements } from '../db/dialect.js';
-import type { QueryNode } from '../search/query.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { type QueryNode, positivePhrases } from '../search/query.js';
+import { SNIPPET_WINDOW_CHARS, SNIPPET_WINDOW_LEAD } from './fts5.js';
 import { containsPattern } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
-const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model,
-  s.started_at AS session_started, ${SEARCH_TEXT} AS search_text`;
+const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
+/** Rows whose searchable text is at most this many bytes are sent whole for their snippet. */
+const WHOLE_TEXT_MAX_BYTES = 65_536;
 
 const lexeme = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
@@ -30,7 +32,6 @@ export function tsqueryText(node: QueryNode): string {
   }
 }
 
-
 /** Substring semantics of FTS5's trigram tokenizer: case-insensitive, each phrase 3+ characters. */
 function substringPredicate(node: QueryNode): SQL {
   switch (node.kind) {
@@ -45,35 +46,58 @@ function substringPredicate(node: QueryNode): SQL {
   }
 }
 
-function orderBy(order: SearchOrder, relevance: SQL): SQL {
-  if (order === 'newest') return sql`m.timestamp DESC, m.id DESC`;
-  if (order === 'oldest') return sql`m.timestamp ASC, m.id ASC`;
-  return relevance;
+/** The match condition of a query (FROM needs `messages m`, and `q` for words: see `matchFrom`). */
+function matchFrom(path: MatchPath, match: QueryNode): { from: SQL; condition: SQL; rank: SQL } {
+  if (path === 'words') {
+    return {
+      from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`,
+      condition: sql`m.search_vector @@ q`,
+      rank: sql`ts_rank(m.search_vector, q) DESC`,
+    };
+  }
+  // Substring matches carry no relevance of their own here: newest first stands in for rank.
+  return { from: sql``, condition: substringPredicate(match), rank: sql`m.timestamp DESC` };
 }
 
+function orderBy(order: SearchOrder, rank: SQL): SQL {
+  if (order === 'newest') return sql`m.timestamp DESC, ${rank}, m.id`;
+  if (order === 'oldest') return sql`m.timestamp ASC, ${rank}, m.id`;
+  return sql`${rank}, m.id`;
+}
 
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
 export const pgSearch: SearchStatements = {
-  words: (match, where, order, limit, offset, window: RankWindow) => {
-    const fromWhere = (node: QueryNode) => sql`FROM messages m JOIN sessions s ON s.id = m.session_id,
-      CAST(${tsqueryText(node)}::text AS tsquery) q WHERE m.search_vector @@ q ${where}`;
-    // As on SQLite, relevance ranks the newest matches only; the bound comes from walking the primary key
-    // newest-first with the relaxed query (no phrase positions to re-check), which stops early.
-    const bound =
-      order === 'relevance'
-        ? sql`AND m.id >= COALESCE((SELECT m.id ${fromWhere(window.match)} ORDER BY m.id DESC OFFSET ${window.size - 1}::int8 LIMIT 1), 0)`
-        : sql``;
-    return sql`SELECT ${HIT_COLUMNS} ${fromWhere(match)} ${bound}
-      ORDER BY ${orderBy(order, sql`ts_rank(m.search_vector, q) DESC, m.id`)}
+  capBound: (path, match, where, cap) => {
+    const { from, condition } = matchFrom(path, match);
+    const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
+    return sql`SELECT m.id AS bound FROM messages m ${sessions} ${from} WHERE ${condition} ${where ?? sql``}
+      ORDER BY m.id DESC OFFSET ${cap - 1}::int8 LIMIT 1`;
+  },
+  page: (path, match, where, order, limit, offset, bound) => {
+    const { from, condition, rank } = matchFrom(path, match);
+    return sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
+      WHERE ${condition} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}
+      ORDER BY ${orderBy(order, rank)}
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },
-  substrings: (match, where, order, limit, offset) => sql`
-    SELECT ${HIT_COLUMNS}
-    FROM messages m JOIN sessions s ON s.id = m.session_id
-    WHERE ${substringPredicate(match)} ${where}
-    ORDER BY ${orderBy(order, sql`m.timestamp DESC, m.id DESC`)}
-    LIMIT ${limit}::int8 OFFSET ${offset}::int8`,
+  pageText: (_path, match, ids) => {
+    const needles = [...new Set(positivePhrases(match).map((p) => (p.tokens[0] ?? '').toLowerCase()).filter((t) => t !== ''))].slice(0, 8);
+    const found = needles.map((n) => sql`NULLIF(strpos(lower(x.t), ${n}::text), 0)`);
+    const first = found.length > 0 ? sql`COALESCE(LEAST(${sql.join(found, sql`, `)}), 0)` : sql`0`;
+    return sql`SELECT m.id, NULL AS snippet,
+        CASE WHEN octet_length(x.t) <= ${WHOLE_TEXT_MAX_BYTES} THEN x.t ELSE substr(x.t, y.start + 1, ${SNIPPET_WINDOW_CHARS}) END AS search_text,
+        CASE WHEN octet_length(x.t) <= ${WHOLE_TEXT_MAX_BYTES} THEN 0 ELSE y.start END AS window_start,
+        char_length(x.t) AS text_chars
+      FROM messages m
+      CROSS JOIN LATERAL (SELECT ${SEARCH_TEXT} AS t) x
+      CROSS JOIN LATERAL (SELECT greatest(0, ${first} - 1 - ${SNIPPET_WINDOW_LEAD}) AS start) y
+      WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
+  },
+  matchesMessage: (path, match, id) => {
+    const { from, condition } = matchFrom(path, match);
+    return sql`SELECT 1 AS hit FROM messages m ${from} WHERE ${condition} AND m.id = ${id}::int8`;
+  },
   like: (tokens, where, limit, offset) => {
     // Plain-column ILIKEs, so the planner can walk idx_messages_timestamp newest-first and stop after a
     // page (a function or translate() here makes it expect one row and scan everything: 78 ms vs 0.9 ms
@@ -84,12 +108,11 @@ export const pgSearch: SearchStatements = {
                   OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
     });
     return sql`
-      SELECT m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started,
+      SELECT ${HIT_COLUMNS},
         substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
       FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE (${sql.join(clauses, sql` OR `)}) ${where}
+      WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
       ORDER BY m.timestamp DESC, m.id DESC
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },
-  snippetsInSql: false,
 };

@@ -132,6 +132,7 @@ export class PgDialect implements Dialect {
       ELSE '' END`;
   };
   hasContent = (a: string) => sql.raw(`(${a}.content IS NOT NULL OR ${a}.content_json IS NOT NULL)`);
+  contentHead = (a: string, chars: number) => sql`left(${sql.raw(a)}.content, ${chars}::int) AS content, ${sql.raw(a)}.content_json`;
   contentLength = (a: string) =>
     sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
 

@@ -113,6 +113,8 @@ export class SqliteDialect implements Dialect {
   hasContent = (a: string) => sql.raw(`${a}.content IS NOT NULL`);
   contentLength = (a: string) =>
     sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${sqliteIsStructured(a)} THEN 1 ELSE length(${sql.raw(a)}.content) END`;
+  contentHead = (a: string, chars: number) =>
+    sql`CASE WHEN ${sqliteIsStructured(a)} THEN ${sql.raw(a)}.content ELSE substr(${sql.raw(a)}.content, 1, ${chars}) END AS content`;
 
   private statement(text: string): Statement {
     let stmt = this.statements.get(text);
