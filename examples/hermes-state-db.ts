@@ -64,3 +64,159 @@ export function writeHermesStateDb(file: string): void {
   })();
   db.close();
 }
+
+/** A small deterministic PRNG, so a history is the same file on every machine. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// The most frequent English words, most frequent first: real queries are full of them ("say in in").
+const COMMON = (
+  'the be to of and a in that have I it for not on with he as you do at this but his by from they we say her she or an will my one ' +
+  'all would there their what so up out if about who get which go me when make can like time no just him know take people into year ' +
+  'your good some could them see other than then now look only come its over think also back after use two how our work first well way ' +
+  'even new want because any these give day most us is was are been has had were said did'
+).split(' ');
+const TECH = (
+  'docker compose deploy server postgres backup kubernetes ingress timeout network config python rust build test release memory cache ' +
+  'query index search token session agent model prompt retry lock write read file path user error log request response api cluster node ' +
+  'container image volume port proxy nginx database table schema migration commit branch merge review install package version update'
+).split(' ');
+const COMPOUNDS = ['chat-send', 'p2.2', 'sp_new', 'simulate.p2.test.ts', 'my-app.config', 'v1.2.3', 'snake_case_thing', 'docker-compose', '2024-01-01', 'node_modules'];
+const ACCENTED = ['café', 'naïve', 'Übersicht', 'résumé', 'straße', 'crème'];
+const HAN = '的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属圆包火住调满县局照参红细引听该铁价严';
+const KANA = 'あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをんアイウエオカキクケコサシスセソタチツテト';
+const HANGUL = ['안녕하세요', '반갑습니다', '데이터', '검색', '서버', '배포', '오류', '메모리'];
+
+/** Pseudo-words for the long tail: each is rare, and together they make the vocabulary of a real history. */
+function tailWords(count: number, random: () => number): string[] {
+  const onsets = ['b', 'br', 'c', 'ch', 'd', 'dr', 'f', 'g', 'gl', 'h', 'k', 'l', 'm', 'n', 'p', 'pl', 'qu', 'r', 's', 'sh', 'st', 't', 'tr', 'v', 'w', 'z'];
+  const vowels = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'io', 'ou'];
+  const seen = new Set<string>();
+  while (seen.size < count) {
+    let w = '';
+    const syllables = 2 + Math.floor(random() * 3);
+    for (let i = 0; i < syllables; i++) w += onsets[Math.floor(random() * onsets.length)]! + vowels[Math.floor(random() * vowels.length)]!;
+    if (random() < 0.3) w += ['n', 'r', 's', 'x', 'l', 'th'][Math.floor(random() * 6)]!;
+    seen.add(w);
+  }
+  return [...seen];
+}
+
+/** Draw from a Zipf distribution over `items` (rank r has weight 1 / (r + offset)). */
+function zipf<T>(items: readonly T[], random: () => number, offset = 2): () => T {
+  const cumulative: number[] = [];
+  let total = 0;
+  for (let r = 0; r < items.length; r++) cumulative.push((total += 1 / (r + offset)));
+  return () => {
+    const x = random() * total;
+    let lo = 0;
+    let hi = cumulative.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return items[lo]!;
+  };
+}
+
+export interface HermesHistoryOptions {
+  /** Number of messages (sessions are cut every 5–60 messages). */
+  messages: number;
+  seed?: number;
+  /** Share of messages written in the same second as the previous one (equal timestamps test tie order). */
+  equalTimestamps?: number;
+}
+
+/**
+ * Writes a large Hermes-format state.db (v11 DDL, Hermes' FTS triggers, json.dumps JSON, REAL epoch
+ * seconds) that reads like a real history: Zipf-distributed English with a long tail of rare words,
+ * sentences and colons (snippets start at sentence starts), tool output with paths and compounds
+ * (chat-send, p2.2), tool calls, Chinese, Japanese and Korean text, accented words, a little structured
+ * content, messages of very different lengths, and some equal timestamps.
+ */
+export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOptions): void {
+  const random = prng(options.seed ?? 20261123);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  const english = zipf([...COMMON, ...TECH, ...tailWords(30_000, random)], random, 3);
+  const han = zipf([...HAN], random, 8);
+  const word = () => {
+    const x = random();
+    if (x < 0.004) return pick(ACCENTED);
+    if (x < 0.012) return pick(COMPOUNDS);
+    return english();
+  };
+  const sentence = (min: number, max: number) => {
+    const n = min + Math.floor(random() * (max - min + 1));
+    const words = Array.from({ length: n }, word);
+    words[0] = words[0]!.charAt(0).toUpperCase() + words[0]!.slice(1);
+    return `${words.join(' ')}${pick(['.', '.', '.', '?', ':', '!'])}`;
+  };
+  const chinese = (n: number) => Array.from({ length: n }, () => han()).join('');
+
+  fs.rmSync(file, { force: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  db.exec(HERMES_V11_DDL);
+  for (const statement of HERMES_FTS_DDL) db.exec(statement);
+  db.prepare('INSERT INTO schema_version (version) VALUES (11)').run();
+  const insertSession = db.prepare(`INSERT INTO sessions (id, source, user_id, model, parent_session_id, started_at, ended_at, end_reason, message_count, title)
+    VALUES (?, ?, '42', ?, ?, ?, ?, ?, ?, ?)`);
+  const insertMessage = db.prepare(`INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, finish_reason)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
+
+  const sources = ['cli', 'telegram', 'discord', 'tool', 'cron', 'slack'];
+  const models = ['anthropic/claude-sonnet-4.5', 'openai/gpt-5', 'qwen/qwen3-max'];
+  let t = 1_760_000_000.25;
+  let written = 0;
+  let sessionNo = 0;
+  let previous: string | null = null;
+  const write = db.transaction((count: number) => {
+    while (written < count) {
+      const id = `2026${String(100000 + sessionNo).slice(1)}_${Math.floor(random() * 0xffffff).toString(16).padStart(6, '0')}`;
+      const size = Math.min(count - written, 5 + Math.floor(random() * 56));
+      const started = t;
+      const rows: Array<[string, string | null, string | null, string | null, string | null, number, string | null]> = [];
+      for (let i = 0; i < size; i++) {
+        if (random() >= (options.equalTimestamps ?? 0.01)) t += 1 + Math.floor(random() * 600) + Math.floor(random() * 1e6) / 1e6;
+        const kind = random();
+        if (kind < 0.3) rows.push(['user', sentence(4, 24), null, null, null, t, null]);
+        else if (kind < 0.62) {
+          const text = Array.from({ length: 1 + Math.floor(random() * 8) }, () => sentence(5, 22)).join(random() < 0.2 ? '\n\n' : ' ');
+          rows.push(['assistant', text, null, null, null, t, 'stop']);
+        } else if (kind < 0.72) {
+          const tool = pick(['terminal', 'web_search', 'read_file']);
+          const call = `call_${sessionNo}_${i}`;
+          const args = json({ query: `${word()} ${word()} ${word()}`, path: `src/${word()}/${word()}.ts` });
+          rows.push(['assistant', random() < 0.5 ? null : sentence(3, 10), null, json([{ id: call, type: 'function', function: { name: tool, arguments: args } }]), null, t, 'tool_calls']);
+          const lines = Array.from({ length: 1 + Math.floor(random() * 12) }, () => `${word()}/${word()}.py:${Math.floor(random() * 900)}: ${sentence(3, 9)}`);
+          rows.push(['tool', lines.join('\n'), call, null, tool, t + 0.5, null]);
+        } else if (kind < 0.86) rows.push([pick(['user', 'assistant']), `${chinese(4 + Math.floor(random() * 30))}${random() < 0.5 ? `，${chinese(3 + Math.floor(random() * 12))}。` : ''}`, null, null, null, t, null]);
+        else if (kind < 0.9) rows.push([pick(['user', 'assistant']), Array.from({ length: 3 + Math.floor(random() * 8) }, () => pick([...KANA])).join('') + pick(['です。', 'ます。', '']), null, null, null, t, null]);
+        else if (kind < 0.93) rows.push([pick(['user', 'assistant']), Array.from({ length: 2 + Math.floor(random() * 4) }, () => pick(HANGUL)).join(' '), null, null, null, t, null]);
+        else if (kind < 0.935) rows.push(['user', `\u0000json:${json([{ type: 'text', text: sentence(3, 12) }, { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }])}`, null, null, null, t, null]);
+        else if (kind < 0.94) rows.push(['tool', Array.from({ length: 200 + Math.floor(random() * 800) }, word).join(' '), null, null, 'read_file', t, null]);
+        else rows.push(['assistant', Array.from({ length: 10 + Math.floor(random() * 40) }, () => sentence(4, 18)).join(' '), null, null, null, t, 'stop']);
+      }
+      const source = pick(sources);
+      const parent = previous !== null && random() < 0.1 ? previous : null;
+      insertSession.run(id, source, pick(models), parent, started, t + 1, 'user_exit', rows.length, random() < 0.3 ? `${english()} ${english()} #${sessionNo}` : null);
+      for (const [role, content, callId, calls, tool, at, finish] of rows) insertMessage.run(id, role, content, callId, calls, tool, at, finish);
+      written += rows.length;
+      previous = id;
+      sessionNo++;
+    }
+  });
+  for (let target = 0; written < options.messages; ) write((target = Math.min(options.messages, target + 20_000)));
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}

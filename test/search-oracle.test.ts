@@ -1,0 +1,80 @@
+/**
+ * Search against Hermes itself: a 24,000-message Hermes-format state.db (Hermes' DDL and FTS triggers,
+ * written by examples/hermes-state-db.ts) is imported into an SQLite store, and a few hundred generated
+ * queries (common and rare words, phrases taken from the data, prefixes, OR, AND, NOT, code terms, CJK of
+ * 2 and 4 characters) must return what Hermes' own search SQL returns on the original file: the same ids
+ * in the same order and the same snippets, in every sort mode, for every query under the rank cap.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
+import { type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
+import { DEFAULT_RANK_WINDOW } from '../src/repos/search.js';
+import { hermesMatchCount, hermesSearch, oracleQueries } from './helpers/hermes-oracle.js';
+
+const MESSAGES = 24_000;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-oracle-'));
+const file = path.join(dir, 'state.db');
+let hermes: Database.Database;
+let store: SessionStore;
+
+beforeAll(async () => {
+  writeHermesHistoryStateDb(file, { messages: MESSAGES });
+  store = await openStore(`sqlite:${path.join(dir, 'store.db')}`);
+  await importHermesStateDb(file, store, { verify: false });
+  hermes = new Database(file, { readonly: true });
+}, 300_000);
+
+afterAll(async () => {
+  hermes?.close();
+  await store?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe(`search oracle: Hermes' own SQL on a ${MESSAGES.toLocaleString('en')}-message state.db`, () => {
+  it.each(['"to to the"', '"be be to"'])('returns every match of the rare phrase %s, spread over the whole history, in Hermes order', async (phrase) => {
+    // Its words are everywhere: thousands of messages hold all three, newer ones included, while the phrase
+    // itself is in a handful of messages from the oldest to the newest. Each of them must be found.
+    const oracle = hermesSearch(hermes, phrase, { limit: -1 });
+    const ids = oracle.map((h) => h.id);
+    expect(ids.length).toBeGreaterThanOrEqual(8);
+    expect(Math.min(...ids)).toBeLessThan(MESSAGES * 0.2);
+    expect(Math.max(...ids)).toBeGreaterThan(MESSAGES * 0.75);
+    expect(hermesMatchCount(hermes, phrase.replace(/"/g, ''))).toBeGreaterThan(5000);
+    const ours = await store.searchMessages(phrase, { limit: -1 });
+    expect(ours.map((h) => h.id)).toEqual(ids);
+    expect(ours.every((h) => h.rankedWithin === null)).toBe(true);
+  });
+
+  it('returns the same ids, order and snippets as Hermes for every generated query under the cap', async () => {
+    const queries = oracleQueries(hermes, 25);
+    expect(queries.length).toBeGreaterThanOrEqual(250);
+    const mismatches: string[] = [];
+    let compared = 0;
+    let nonEmpty = 0;
+    for (const { cls, query } of queries) {
+      const overCap = hermesMatchCount(hermes, query) > DEFAULT_RANK_WINDOW;
+      for (const sort of [null, 'newest', 'oldest'] as const) {
+        if (sort === null && overCap) continue;
+        for (const [limit, offset] of [[20, 0], [10, 45]] as const) {
+          const expected = hermesSearch(hermes, query, { sort, limit, offset });
+          const got = await store.searchMessages(query, { sort, limit, offset });
+          compared++;
+          if (expected.length > 0) nonEmpty++;
+          const same = JSON.stringify(got.map((h) => [h.id, h.snippet])) === JSON.stringify(expected.map((h) => [h.id, h.snippet]));
+          if (!same) {
+            const firstDiff = expected.findIndex((e, i) => got[i]?.id !== e.id || got[i]?.snippet !== e.snippet);
+            mismatches.push(`${cls} ${JSON.stringify(query)} sort=${sort} offset=${offset}: at ${firstDiff} hermes ${JSON.stringify(expected[firstDiff])} ours ${JSON.stringify(got[firstDiff] && { id: got[firstDiff]!.id, snippet: got[firstDiff]!.snippet })} (${expected.length} vs ${got.length})`);
+          }
+        }
+      }
+    }
+    expect(mismatches.slice(0, 10)).toEqual([]);
+    expect(compared).toBeGreaterThan(1000);
+    // The comparison is not vacuous: most pages hold hits.
+    expect(nonEmpty).toBeGreaterThan(compared * 0.6);
+  }, 600_000);
+});
