@@ -38,10 +38,9 @@ export interface SearchStatements {
    */
   page(path: MatchPath, match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): SQL;
   /**
-   * For the page's ids: rows `{ id, snippet, search_text, text_bytes }`. `snippet` is the engine's own
-   * snippet where it has one and the row is small enough for it to be cheap (else NULL); `search_text` is
-   * the indexed text when `snippet` is NULL (for rows over `maxTextBytes`, a window of it starting at
-   * `window_start` characters, 0-based), so the caller computes a bounded snippet.
+   * For the page's ids: rows `{ id, snippet, search_text, truncated }`. `snippet` is the engine's own
+   * snippet where it has one and the row is small enough for it to be cheap, else NULL and `search_text`
+   * holds the indexed text to compute one from: whole, or for a huge row only its head (`truncated` true).
    */
   pageText(path: MatchPath, match: QueryNode, ids: number[]): SQL;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */

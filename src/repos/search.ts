@@ -6,13 +6,13 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { contentPreviewText } from '../codecs/content.js';
-import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
+import { pySlice, pyStrip } from '../codecs/python-text.js';
 import type { MatchPath, SearchOrder } from '../db/dialect.js';
 import { first, rows } from '../db/ops.js';
 import { containsCjk, routeCjk } from '../search/cjk.js';
 import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
-import { windowSnippet } from '../search/snippet.js';
+import { boundedSnippet } from '../search/snippet.js';
 import { byActivity } from '../sql/listing.js';
 import type { SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
@@ -109,14 +109,11 @@ function chunks<T>(items: T[], size: number): T[][] {
 
 type PageRow = Record<string, unknown>;
 
-/** A page row's snippet: the engine's own, or one computed from the bounded window of text it sent. */
-function snippetOf(row: PageRow, path: MatchPath, match: QueryNode, int: (v: unknown) => number): string | null {
+/** A page row's snippet: the engine's own, or one computed from the (bounded) text it sent. */
+function snippetOf(row: PageRow, path: MatchPath, match: QueryNode): string | null {
   if (row.snippet !== null && row.snippet !== undefined) return String(row.snippet);
   if (row.search_text === null || row.search_text === undefined) return null;
-  const text = String(row.search_text);
-  const start = int(row.window_start);
-  const total = int(row.text_chars);
-  return windowSnippet(text, match, path, { atStart: start === 0, atEnd: total === 0 || start + pyLen(text) >= total });
+  return boundedSnippet(String(row.search_text), match, path, Boolean(row.truncated));
 }
 
 export class SearchRepo {
@@ -173,7 +170,7 @@ export class SearchRepo {
       for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), SNIPPET_CHUNK)) {
         await yieldToEventLoop();
         const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
-        for (const t of texts) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match, d.decode.int));
+        for (const t of texts) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match));
       }
     }
     const context = await this.context(found.map((r) => d.decode.int(r.id)));

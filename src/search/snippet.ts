@@ -52,14 +52,27 @@ export function substringSnippet(text: string, phrases: Phrase[]): string {
   return `${from > 0 ? '...' : ''}${out}${to < text.length ? '...' : ''}`;
 }
 
+/** Texts longer than this are cut to a window around their first match before a snippet is computed. */
+export const SNIPPET_WINDOW_CHARS = 16_384;
+const WINDOW_LEAD = 2_048;
+
 /**
- * A snippet from a window of a row's indexed text: `atStart`/`atEnd` say whether the window begins at the
- * text's start and reaches its end (else an ellipsis stands for the rest).
+ * A snippet whose cost is bounded whatever the text's size: a long text is first cut to a window around the
+ * first place one of the query's phrases may start (a lower-cased search, linear and fast). `truncated`
+ * says the text is only the head of the row's text, so there is more after it.
  */
-export function windowSnippet(text: string, match: QueryNode, path: 'words' | 'substrings', edges: { atStart: boolean; atEnd: boolean }): string {
+export function boundedSnippet(text: string, match: QueryNode, path: 'words' | 'substrings', truncated: boolean): string {
   const phrases = positivePhrases(match);
-  let out = path === 'words' ? wordSnippet(text, phrases) : substringSnippet(text, phrases);
-  if (!edges.atStart && !out.startsWith('...')) out = `...${out}`;
-  if (!edges.atEnd && !out.endsWith('...')) out = `${out}...`;
+  let window = text;
+  let start = 0;
+  if (text.length > SNIPPET_WINDOW_CHARS) {
+    const lower = text.toLowerCase();
+    const found = phrases.map((p) => (p.tokens[0] ? lower.indexOf(p.tokens[0].toLowerCase()) : -1)).filter((i) => i >= 0);
+    start = found.length > 0 ? Math.max(0, Math.min(...found) - WINDOW_LEAD) : 0;
+    window = text.slice(start, start + SNIPPET_WINDOW_CHARS);
+  }
+  let out = path === 'words' ? wordSnippet(window, phrases) : substringSnippet(window, phrases);
+  if (start > 0 && !out.startsWith('...')) out = `...${out}`;
+  if ((truncated || start + window.length < text.length) && !out.endsWith('...')) out = `${out}...`;
   return out;
 }

@@ -4,7 +4,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { type QueryNode, positivePhrases } from '../search/query.js';
+import type { QueryNode } from '../search/query.js';
 import { containsPattern } from './like.js';
 import { sqliteContentText } from './sqlite-content.js';
 
@@ -22,27 +22,13 @@ export function fts5Match(node: QueryNode): string {
   }
 }
 
-/** Rows up to this many bytes get FTS5's own snippet(); larger ones a bounded window (see pageText). */
+/** Rows up to this many bytes get FTS5's own snippet(); larger ones one computed from the head of their text. */
 export const NATIVE_SNIPPET_MAX_BYTES = 8192;
-/** A huge row's snippet is computed from this many characters around its first match. */
-export const SNIPPET_WINDOW_CHARS = 16_384;
-/** Characters kept before the first match in that window. */
-export const SNIPPET_WINDOW_LEAD = 2_048;
+/** How much of a huge row's text a snippet may look at (characters): bounded work whatever the row's size. */
+export const SNIPPET_HEAD_CHARS = 65_536;
 
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 const TABLES: Record<MatchPath, SQL> = { words: sql.raw('messages_fts'), substrings: sql.raw('messages_fts_trigram') };
-
-/**
- * The first character position (1-based) in `text` where a phrase of the query may start: the smallest
- * `instr` of the lower-cased text and each phrase's first token (0 when none is found). SQLite's lower()
- * folds ASCII only, so for other scripts this may miss, and the window then starts at the text's start.
- */
-function firstMatchPosition(text: SQL, match: QueryNode): SQL {
-  const needles = [...new Set(positivePhrases(match).map((p) => (p.tokens[0] ?? '').toLowerCase()).filter((t) => t !== ''))].slice(0, 8);
-  if (needles.length === 0) return sql`0`;
-  const found = needles.map((n) => sql`NULLIF(instr(lower(${text}), ${n}), 0)`);
-  return sql`COALESCE(min(${sql.join([...found, sql`9223372036854775807`], sql`, `)}), 0) % 9223372036854775807`;
-}
 
 export const sqliteSearch: SearchStatements = {
   capBound: (path, match, where, cap) => {
@@ -63,14 +49,12 @@ export const sqliteSearch: SearchStatements = {
   },
   pageText: (path, match, ids) => {
     const fts = TABLES[path];
-    const text = sql`${fts}.content`;
-    const start = sql`max(0, ${firstMatchPosition(text, match)} - 1 - ${SNIPPET_WINDOW_LEAD})`;
-    const small = sql`octet_length(${text}) <= ${NATIVE_SNIPPET_MAX_BYTES}`;
+    // CASE evaluates one branch: FTS5 never sees a big row, and a small row is never cut.
+    const small = sql`octet_length(${fts}.content) <= ${NATIVE_SNIPPET_MAX_BYTES}`;
     return sql`SELECT ${fts}.rowid AS id,
         CASE WHEN ${small} THEN snippet(${fts}, 0, '>>>', '<<<', '...', 40) END AS snippet,
-        CASE WHEN ${small} THEN NULL ELSE substr(${text}, ${start} + 1, ${SNIPPET_WINDOW_CHARS}) END AS search_text,
-        CASE WHEN ${small} THEN 0 ELSE ${start} END AS window_start,
-        CASE WHEN ${small} THEN 0 ELSE length(${text}) END AS text_chars
+        CASE WHEN ${small} THEN NULL ELSE substr(${fts}.content, 1, ${SNIPPET_HEAD_CHARS}) END AS search_text,
+        CASE WHEN ${small} THEN 0 ELSE length(${fts}.content) > ${SNIPPET_HEAD_CHARS} END AS truncated
       FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`;
   },
   matchesMessage: (path, match, id) => {

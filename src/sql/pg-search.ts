@@ -5,13 +5,13 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { type QueryNode, positivePhrases } from '../search/query.js';
-import { SNIPPET_WINDOW_CHARS, SNIPPET_WINDOW_LEAD } from './fts5.js';
+import type { QueryNode } from '../search/query.js';
+import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { containsPattern } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
-/** Rows whose searchable text is at most this many bytes are sent whole for their snippet. */
+/** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
 
 const lexeme = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
@@ -81,18 +81,14 @@ export const pgSearch: SearchStatements = {
       ORDER BY ${orderBy(order, rank)}
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
   },
-  pageText: (_path, match, ids) => {
-    const needles = [...new Set(positivePhrases(match).map((p) => (p.tokens[0] ?? '').toLowerCase()).filter((t) => t !== ''))].slice(0, 8);
-    const found = needles.map((n) => sql`NULLIF(strpos(lower(x.t), ${n}::text), 0)`);
-    const first = found.length > 0 ? sql`COALESCE(LEAST(${sql.join(found, sql`, `)}), 0)` : sql`0`;
+  pageText: (_path, _match, ids) => {
+    // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
+    // detoast), where building message_search_text() of a 1 MB row costs milliseconds.
+    const big = sql`octet_length(m.content) > ${WHOLE_TEXT_MAX_BYTES}`;
     return sql`SELECT m.id, NULL AS snippet,
-        CASE WHEN octet_length(x.t) <= ${WHOLE_TEXT_MAX_BYTES} THEN x.t ELSE substr(x.t, y.start + 1, ${SNIPPET_WINDOW_CHARS}) END AS search_text,
-        CASE WHEN octet_length(x.t) <= ${WHOLE_TEXT_MAX_BYTES} THEN 0 ELSE y.start END AS window_start,
-        char_length(x.t) AS text_chars
-      FROM messages m
-      CROSS JOIN LATERAL (SELECT ${SEARCH_TEXT} AS t) x
-      CROSS JOIN LATERAL (SELECT greatest(0, ${first} - 1 - ${SNIPPET_WINDOW_LEAD}) AS start) y
-      WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
+        CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_CHARS}::int) ELSE ${SEARCH_TEXT} END AS search_text,
+        COALESCE(${big}, false) AS truncated
+      FROM messages m WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
   },
   matchesMessage: (path, match, id) => {
     const { from, condition } = matchFrom(path, match);
