@@ -13,6 +13,7 @@ export type SessionDbErrorCode =
   | 'SESSION_NOT_FOUND'
   | 'TITLE_CONFLICT'
   | 'TOPIC_ALREADY_LINKED'
+  | 'UNSUPPORTED_LOCALE'
   | 'DATABASE';
 
 export class SessionDbError extends Error {
@@ -70,6 +71,18 @@ export class MigrationError extends SessionDbError {
   constructor(reason: MigrationErrorReason, message: string, options?: { cause?: unknown }) {
     super('MIGRATION', message, options);
     this.reason = reason;
+  }
+}
+
+/**
+ * A Postgres database whose LC_CTYPE does not classify non-ASCII letters (LC_CTYPE 'C'): word search would not
+ * see привет, straße or café and pg_trgm would not see CJK. Refused at open unless `allowAsciiOnlyCtype`.
+ */
+export class UnsupportedLocaleError extends SessionDbError {
+  readonly ctype: string;
+  constructor(ctype: string, message: string) {
+    super('UNSUPPORTED_LOCALE', message);
+    this.ctype = ctype;
   }
 }
 

@@ -64,6 +64,7 @@ export { parseStoreUrl, redactUrl, type StoreLocation } from './db/url.js';
 export {
   SessionDbError,
   ValidationError,
+  UnsupportedLocaleError,
   InvalidUrlError,
   ConnectionError,
   MigrationError,

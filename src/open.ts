@@ -35,6 +35,11 @@ export const openStoreOptionsSchema = z
     migrationsFolder: z.string().min(1).optional(),
     /** Relevance ranks every match of a query, unless the query itself matches more than this many messages (default 10,000): then the newest this-many, and hits report it in `rankedWithin`. */
     searchRankWindow: z.number().int().min(1).max(10_000_000).default(DEFAULT_RANK_WINDOW),
+    /**
+     * Postgres: open a database whose LC_CTYPE does not see non-ASCII letters ('C') with a warning instead of
+     * refusing it with UnsupportedLocaleError. For reading such a database out (copy, export), not for serving.
+     */
+    allowAsciiOnlyCtype: z.boolean().default(false),
     /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
     clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })
@@ -84,18 +89,21 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
               connectTimeoutSeconds: opts.connectTimeoutSeconds,
             }),
             migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+            allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
           })
         : new PgBackend({
             url: location.dataDir === null ? 'pglite:memory' : `pglite:${location.dataDir}`,
             driver: 'pglite',
             opened: await openPglite(location.dataDir),
             migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+            allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
           });
     backend = pg;
     store = new SessionStore(pg, new PgDialect(pg), clock, opts.searchRankWindow);
   }
 
   try {
+    if (backend instanceof PgBackend) await backend.checkLocale();
     if (opts.migrate && !opts.readonly) await store.migrate();
     // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
     await backend.activate();

@@ -100,7 +100,7 @@ async function openSource(url: string): Promise<{ source: RowSource; close(): Pr
     const file = HermesFileSource.open(hermes);
     return { source: file, close: async () => file.close() };
   }
-  const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite' });
+  const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite', allowAsciiOnlyCtype: true });
   return { source: storeSource(store), close: () => store.close() };
 }
 
@@ -212,7 +212,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
         throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
       }
       if (isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
-      const from = await openStore(o.from, { migrate: false, readonly: parseStoreUrl(o.from).backend === 'sqlite' });
+      // Only read, so a database under LC_CTYPE 'C' can be copied out of (into a UTF-8 one).
+      const from = await openStore(o.from, { migrate: false, readonly: parseStoreUrl(o.from).backend === 'sqlite', allowAsciiOnlyCtype: true });
       try {
         await withStore(o.to, async (to) => {
           const progress = progressPrinter(io.err, io.errIsTTY === true);

@@ -5,7 +5,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MigrationError, type PgBackend, type SessionStore, openStore, pgSchema } from '../../src/index.js';
+import { MigrationError, type PgBackend, type SessionStore, UnsupportedLocaleError, openStore, pgSchema } from '../../src/index.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
 
@@ -169,10 +169,13 @@ const serverAvailable = reportAvailability(server);
 describe.skipIf(!serverAvailable)(`pg_trgm and the database locale [postgres]${serverAvailable ? '' : ` (skipped: ${server.unavailable})`}`, () => {
   afterAll(() => server.cleanup());
 
-  it('sees CJK trigrams under a UTF-8 LC_CTYPE and warns at open under LC_CTYPE C', async () => {
+  it('finds non-ASCII words under a UTF-8 LC_CTYPE, and refuses a database under LC_CTYPE C before writing to it', async () => {
     const good = await server.open();
     try {
       expect(await (good.backend as PgBackend).trigramSeesMultibyte()).toBe(true);
+      await good.createSession('s', 'cli');
+      const id = await good.appendMessage('s', 'user', 'Привет из Straße, 记忆断裂 again');
+      for (const q of ['привет', 'straße', 'Straße', '记忆断裂']) expect((await good.searchMessages(q)).map((h) => h.id), q).toEqual([id]);
     } finally {
       await good.close();
     }
@@ -188,17 +191,32 @@ describe.skipIf(!serverAvailable)(`pg_trgm and the database locale [postgres]${s
     url.pathname = `/${cName}`;
     const warnings: string[] = [];
     const listener = (w: Error & { code?: string }) => {
-      if (w.code === 'HERMES_SESSIONDB_TRGM_CTYPE') warnings.push(w.message);
+      if (w.code === 'HERMES_SESSIONDB_CTYPE') warnings.push(w.message);
     };
     process.on('warning', listener);
     try {
-      const store = await openStore(url.toString());
+      const refused = await openStore(url.toString()).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(UnsupportedLocaleError);
+      expect((refused as UnsupportedLocaleError).ctype).toBe('C');
+      expect((refused as Error).message).toMatch(/LC_CTYPE is 'C'.*привет.*C\.UTF-8.*hermes-sessiondb copy/s);
+      // Nothing was migrated into it.
+      const probe = await openStore(url.toString(), { migrate: false, allowAsciiOnlyCtype: true });
       try {
-        expect(await (store.backend as PgBackend).trigramSeesMultibyte()).toBe(false);
-        await new Promise((resolve) => setImmediate(resolve));
-        expect(warnings.join('\n')).toMatch(/LC_CTYPE/);
+        expect((await probe.migrationStatus()).applied).toEqual([]);
       } finally {
-        await store.close();
+        await probe.close();
+      }
+      // Reading such a database out is allowed, with a warning.
+      const reader = await openStore(url.toString(), { allowAsciiOnlyCtype: true });
+      try {
+        expect(await (reader.backend as PgBackend).trigramSeesMultibyte()).toBe(false);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(warnings.join('\n')).toMatch(/LC_CTYPE is 'C'/);
+      } finally {
+        await reader.close();
       }
     } finally {
       process.off('warning', listener);

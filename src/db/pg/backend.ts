@@ -4,12 +4,15 @@ import { introspectPg } from '../introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
+import { UnsupportedLocaleError } from '../../errors.js';
 
 export interface PgBackendConfig {
   url: string;
   driver: Extract<DriverName, 'postgres' | 'pglite'>;
   opened: OpenedPg;
   migrationsFolder: string;
+  /** Open a database whose LC_CTYPE is not UTF-8 with a warning instead of UnsupportedLocaleError (for reading it out). */
+  allowAsciiOnlyCtype?: boolean;
 }
 
 export class PgBackend implements Backend {
@@ -20,7 +23,10 @@ export class PgBackend implements Backend {
   private readonly migrationsFolder: string;
   private closed = false;
 
+  private readonly allowAsciiOnlyCtype: boolean;
+
   constructor(config: PgBackendConfig) {
+    this.allowAsciiOnlyCtype = config.allowAsciiOnlyCtype ?? false;
     this.url = config.url;
     this.driver = config.driver;
     this.opened = config.opened;
@@ -46,19 +52,28 @@ export class PgBackend implements Backend {
   }
 
   /**
-   * Once the database is accepted: check that pg_trgm sees multibyte letters. Under a non-UTF-8
-   * LC_CTYPE ("C") it silently drops them, and CJK substring search would find nothing; say so loudly.
+   * Once the database is accepted: check that its LC_CTYPE classifies non-ASCII letters. Under LC_CTYPE 'C'
+   * the word index cuts every non-ASCII letter out (привет, straße, café become unsearchable) and pg_trgm
+   * drops CJK: refuse, naming the fix, unless the caller only reads (`allowAsciiOnlyCtype`: a warning).
+   * Called before anything is migrated, so a refused database is left as it was.
    */
-  async activate(): Promise<void> {
-    const capable = await this.trigramSeesMultibyte();
-    if (capable === false) {
-      process.emitWarning(
-        `${this.url}: pg_trgm cannot see multibyte characters under this database's LC_CTYPE; CJK search ` +
-          'will miss matches. Create the database with a UTF-8 locale (for example LC_CTYPE \'C.UTF-8\').',
-        { code: 'HERMES_SESSIONDB_TRGM_CTYPE' },
-      );
+  async checkLocale(): Promise<void> {
+    const [row] = rowsOf<{ ctype: string; letters: boolean }>(
+      await this.db.execute(sql`SELECT (SELECT datctype FROM pg_database WHERE datname = current_database()) AS ctype, ('é' ~ '^[[:alnum:]]$' AND 'Я' ~ '^[[:alnum:]]$') AS letters`),
+    );
+    if (row && !row.letters) {
+      const message =
+        `${this.url}: this database's LC_CTYPE is '${row.ctype}', under which Postgres does not see non-ASCII letters: ` +
+        'word search would miss привет, straße and café, and CJK substring search would miss matches. Create the ' +
+        "database with a UTF-8 locale (CREATE DATABASE … LC_CTYPE 'C.UTF-8' TEMPLATE template0) and copy the " +
+        'sessions into it (hermes-sessiondb copy --from <this url> --to <the new url>).';
+      if (!this.allowAsciiOnlyCtype) throw new UnsupportedLocaleError(row.ctype, message);
+      process.emitWarning(message, { code: 'HERMES_SESSIONDB_CTYPE' });
     }
   }
+
+  /** Nothing to change in the database once it is accepted (the locale was checked before migrating). */
+  async activate(): Promise<void> {}
 
   /** True when pg_trgm extracts trigrams from CJK text; undefined when pg_trgm is not installed. */
   async trigramSeesMultibyte(): Promise<boolean | undefined> {
