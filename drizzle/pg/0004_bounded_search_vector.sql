@@ -1,4 +1,10 @@
--- Custom SQL migration: the word index reads a bounded window of a message, so no message is too big for Postgres.
+-- Custom SQL migration: the Postgres word index rebuilt for bounded size, exact words and BM25.
+-- 1. It reads a bounded window of a message, so no message is too big for Postgres (below).
+-- 2. It cuts words itself (message_word_vector), so positions and lengths are those FTS5 sees.
+-- 3. It stores each message's word count (search_length) and the corpus totals (message_search_stats),
+--    which BM25 ranks with, as FTS5 does on SQLite.
+-- The table is rewritten once (the generated columns); a test proves no row or search result changes.
+--
 -- A tsvector holds at most 1 MB of lexemes and positions ("string is too long for tsvector", SQLSTATE 54000),
 -- which a 1 MB tool result (`git rev-list`, a log, a CJK document) can exceed: Postgres refused messages SQLite
 -- stores. The message itself is still stored whole; only the word vector is built from at most 100,001
@@ -32,10 +38,78 @@ DROP INDEX idx_messages_search_vector;
 --> statement-breakpoint
 ALTER TABLE messages DROP COLUMN search_vector;
 --> statement-breakpoint
--- Same cut as 0002 (every run of non-alphanumerics separates words; 'simple' lower-cases), on the bounded text.
-ALTER TABLE messages ADD COLUMN search_vector tsvector
-    GENERATED ALWAYS AS (to_tsvector('simple'::regconfig,
-        regexp_replace(message_word_window(message_search_text(content, content_json, tool_name, tool_calls)),
-            '[^[:alnum:]]+', ' ', 'g'))) STORED;
+-- The word vector, cut as FTS5's unicode61 cuts words: every maximal run of letters and digits is one word,
+-- lower-cased, numbered in order (so phrase adjacency is FTS5's). Postgres' own text parser would read
+-- "8e296a06" (a git hash) as a number and split it, shifting every later position; here no parser runs.
+-- Positions above 16,383 share the last one, and a word over 2,047 bytes cannot be a lexeme (both are
+-- tsvector limits; to_tsvector drops such words too). Like the functions above: never CREATE OR REPLACE it.
+CREATE FUNCTION message_word_vector(search_text text)
+RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN (SELECT COALESCE(string_agg('''' || w || ''':' || least(n, 16383), ' '), '')::tsvector
+        FROM regexp_split_to_table(lower(search_text), '[^[:alnum:]]+') WITH ORDINALITY AS words(w, n)
+        WHERE w <> '' AND octet_length(w) <= 2047);
+--> statement-breakpoint
+-- Both generated columns in one statement, so the table is rewritten once. search_length is the number of
+-- words in the whole searchable text: FTS5's document length, which BM25 normalises by.
+ALTER TABLE messages
+    ADD COLUMN search_vector tsvector
+        GENERATED ALWAYS AS (message_word_vector(message_word_window(message_search_text(content, content_json, tool_name, tool_calls)))) STORED,
+    ADD COLUMN search_length integer
+        GENERATED ALWAYS AS (regexp_count(message_search_text(content, content_json, tool_name, tool_calls), '[[:alnum:]]+')) STORED;
 --> statement-breakpoint
 CREATE INDEX idx_messages_search_vector ON messages USING gin (search_vector);
+--> statement-breakpoint
+-- BM25's corpus statistics (FTS5 keeps them in its own tables): how many messages there are and how many words
+-- they hold. Statement-level triggers keep them in step with every write; the counts are spread over 16 rows,
+-- one per connection modulo 16, so concurrent writers do not queue on one row. Readers sum the rows.
+CREATE TABLE message_search_stats (
+    shard integer PRIMARY KEY,
+    docs bigint NOT NULL DEFAULT 0,
+    tokens bigint NOT NULL DEFAULT 0
+);
+--> statement-breakpoint
+CREATE FUNCTION message_search_stats_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO message_search_stats AS s (shard, docs, tokens)
+    SELECT pg_backend_pid() % 16, count(*), COALESCE(sum(search_length), 0) FROM new_rows
+    ON CONFLICT (shard) DO UPDATE SET docs = s.docs + excluded.docs, tokens = s.tokens + excluded.tokens;
+    RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION message_search_stats_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO message_search_stats AS s (shard, docs, tokens)
+    SELECT pg_backend_pid() % 16, -count(*), -COALESCE(sum(search_length), 0) FROM old_rows
+    ON CONFLICT (shard) DO UPDATE SET docs = s.docs + excluded.docs, tokens = s.tokens + excluded.tokens;
+    RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION message_search_stats_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO message_search_stats AS s (shard, docs, tokens)
+    SELECT pg_backend_pid() % 16, 0,
+           COALESCE((SELECT sum(search_length) FROM new_rows), 0) - COALESCE((SELECT sum(search_length) FROM old_rows), 0)
+    ON CONFLICT (shard) DO UPDATE SET tokens = s.tokens + excluded.tokens;
+    RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION message_search_stats_reset() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM message_search_stats;
+    RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER messages_search_stats_insert AFTER INSERT ON messages
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION message_search_stats_add();
+--> statement-breakpoint
+CREATE TRIGGER messages_search_stats_delete AFTER DELETE ON messages
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION message_search_stats_remove();
+--> statement-breakpoint
+CREATE TRIGGER messages_search_stats_update AFTER UPDATE ON messages
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION message_search_stats_change();
+--> statement-breakpoint
+CREATE TRIGGER messages_search_stats_truncate AFTER TRUNCATE ON messages
+    FOR EACH STATEMENT EXECUTE FUNCTION message_search_stats_reset();
+--> statement-breakpoint
+INSERT INTO message_search_stats (shard, docs, tokens) SELECT 0, count(*), COALESCE(sum(search_length), 0) FROM messages;

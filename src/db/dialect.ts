@@ -36,7 +36,7 @@ export interface SearchStatements {
    * Relevance is Hermes' order (bm25 ascending, ties by id); newest/oldest order by timestamp, then bm25,
    * then id ascending, as Hermes' `ORDER BY m.timestamp DESC, rank` comes out of SQLite's stable sorter.
    */
-  page(path: MatchPath, match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): SQL;
+  page(path: MatchPath, match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): Op<Array<Record<string, unknown>>>;
   /**
    * For the page's ids: rows `{ id, snippet, search_text, truncated }`. `snippet` is the engine's own
    * snippet where it has one and the row is small enough for it to be cheap, else NULL and `search_text`

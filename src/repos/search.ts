@@ -163,7 +163,7 @@ export class SearchRepo {
           const row = yield* first<{ bound: unknown }>(d.search.capBound(plan.path, plan.match, where, cap));
           bound = row ? d.decode.int(row.bound) : null;
         }
-        return { page: yield* rows(d.search.page(plan.path, plan.match, where, order, limit, f.offset, bound)), bound };
+        return { page: yield* d.search.page(plan.path, plan.match, where, order, limit, f.offset, bound), bound };
       });
       found = result.page;
       if (result.bound !== null) rankedWithin = cap;

@@ -4,6 +4,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { rows } from '../db/ops.js';
 import type { QueryNode } from '../search/query.js';
 import { containsPattern } from './like.js';
 import { sqliteContentText } from './sqlite-content.js';
@@ -39,13 +40,13 @@ export const sqliteSearch: SearchStatements = {
       : sql`FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)}`;
     return sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`;
   },
-  page: (path, match, where, order, limit, offset, bound) => {
+  *page(path, match, where, order, limit, offset, bound) {
     const fts = TABLES[path];
     const orderBy = sqliteOrder(order);
-    return sql`SELECT ${HIT_COLUMNS}
+    return yield* rows(sql`SELECT ${HIT_COLUMNS}
       FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
       WHERE ${fts} MATCH ${fts5Match(match)} ${bound === null ? sql`` : sql`AND ${fts}.rowid >= ${bound}`} ${where ?? sql``}
-      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`;
+      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`);
   },
   pageText: (path, match, ids) => {
     const fts = TABLES[path];

@@ -4,10 +4,13 @@
  * ILIKE scan for short CJK. Snippets are computed in TypeScript from a bounded window of `search_text`.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import { timestamptzToEpochSeconds } from '../codecs/time.js';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { type Op, rows } from '../db/ops.js';
+import { allPhrases, bm25Score, bm25Weights, countedFrequencies, parseTsvectorPositions } from '../search/bm25.js';
 import type { QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
-import { containsPattern } from './like.js';
+import { containsPattern, escapeLike } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
@@ -67,6 +70,99 @@ function orderBy(order: SearchOrder, rank: SQL): SQL {
 
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
+const textArray = (items: string[]) => (items.length === 0 ? sql`ARRAY[]::text[]` : sql`ARRAY[${sql.join(items.map((i) => sql`${i}::text`), sql`, `)}]`);
+
+/**
+ * A row's positions of the query's words, as tsvector text (`'word':3A,17A`): the vector cut down to those
+ * lexemes (setweight marks them, ts_filter keeps them), so only a few bytes per candidate travel.
+ */
+function queryWordPositions(match: QueryNode): SQL {
+  const phrases = allPhrases(match);
+  const exact = [...new Set(phrases.flatMap((p) => (p.prefix ? p.tokens.slice(0, -1) : p.tokens)))];
+  const prefixes = [...new Set(phrases.filter((p) => p.prefix && p.tokens.length > 0).map((p) => `${escapeLike(p.tokens.at(-1)!)}%`))];
+  let marked = sql`setweight(m.search_vector, 'A', ${textArray(exact)})`;
+  if (prefixes.length > 0) {
+    marked = sql`setweight(${marked}, 'A', ARRAY(SELECT l FROM unnest(tsvector_to_array(m.search_vector)) l WHERE l LIKE ANY (${textArray(prefixes)})))`;
+  }
+  return sql`ts_filter(${marked}, '{a}')::text`;
+}
+
+type ScoredRow = { id: number; score: number };
+
+/**
+ * BM25 (FTS5's) for candidate rows `{ id, dl, tf }`. The corpus statistics are read once per query: rows
+ * and words from message_search_stats, and each phrase's document frequency (known already when the
+ * candidates are every match of a single phrase).
+ */
+function* scoreRows(match: QueryNode, candidates: Array<Record<string, unknown>>, knownHits: number | null): Op<ScoredRow[]> {
+  const phrases = allPhrases(match);
+  const queries = phrases.map((p) => tsqueryText(p));
+  const distinct = [...new Set(queries)];
+  const counted = knownHits === null || distinct.length > 1;
+  const hitColumns = counted
+    ? sql`, ${sql.join(distinct.map((q, i) => sql`count(*) FILTER (WHERE m.search_vector @@ CAST(${q}::text AS tsquery)) AS ${sql.raw(`h${i}`)}`), sql`, `)}
+        FROM messages m WHERE m.search_vector @@ CAST(${distinct.map((q) => `(${q})`).join(' | ')}::text AS tsquery)`
+    : sql``;
+  const [stats] = yield* rows<Record<string, unknown>>(sql`SELECT
+      (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
+      (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`);
+  const hits = queries.map((q) => (counted ? Number(stats![`h${distinct.indexOf(q)}`]) : knownHits!));
+  const weights = bm25Weights({ rows: Number(stats!.docs), tokens: Number(stats!.tokens), hits });
+  return candidates.map((c) => ({
+    id: Number(c.id),
+    score: bm25Score(countedFrequencies(match, parseTsvectorPositions(String(c.tf ?? ''))), Number(c.dl ?? 0), weights),
+  }));
+}
+
+/** The page's hit rows, in the order of `ids`. */
+function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
+  if (ids.length === 0) return [];
+  const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id
+    WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`);
+  const byId = new Map(found.map((r) => [Number(r.id), r]));
+  return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
+}
+
+/**
+ * Word search ordered as FTS5 orders it. Relevance: BM25 over every candidate (below the rank cap's bound),
+ * ties by id. Newest/oldest: by time, and within equal times by BM25 then id — only the rows that share a
+ * timestamp with another row of the page need a score.
+ */
+function* wordsPage(match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): Op<Array<Record<string, unknown>>> {
+  const q = sql`CAST(${tsqueryText(match)}::text AS tsquery)`;
+  const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
+  const filter = sql`m.search_vector @@ ${q} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}`;
+  const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+  if (order === 'relevance') {
+    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${queryWordPositions(match)} AS tf FROM messages m ${sessions} WHERE ${filter}`);
+    if (offset >= candidates.length) return [];
+    const knownHits = bound === null && where === null ? candidates.length : null;
+    const scored = (yield* scoreRows(match, candidates, knownHits)).sort((a, b) => a.score - b.score || a.id - b.id);
+    return yield* hitRows(scored.slice(offset, end).map((r) => r.id));
+  }
+  const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
+  const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter}
+    ORDER BY m.timestamp ${direction}, m.id LIMIT ${end}::int8`);
+  // A group of equal times reaching past the page's end is read whole: rank decides who is in the page.
+  const last = prefix.at(-1);
+  const tail = last && prefix.length === end
+    ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
+    : [];
+  const time = new Map<number, number>([...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]));
+  const perTime = new Map<number, number[]>();
+  for (const [id, t] of time) perTime.set(t, [...(perTime.get(t) ?? []), id]);
+  const tied = [...perTime.values()].filter((ids) => ids.length > 1).flat();
+  const scores = new Map<number, number>();
+  if (tied.length > 0) {
+    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${queryWordPositions(match)} AS tf FROM messages m
+      WHERE m.id IN (${sql.join(tied.map((id) => sql`${id}::int8`), sql`, `)})`);
+    for (const r of yield* scoreRows(match, candidates, null)) scores.set(r.id, r.score);
+  }
+  const sign = order === 'newest' ? -1 : 1;
+  const ordered = [...time.keys()].sort((a, b) => sign * (time.get(a)! - time.get(b)!) || (scores.get(a) ?? 0) - (scores.get(b) ?? 0) || a - b);
+  return yield* hitRows(ordered.slice(offset, end));
+}
+
 export const pgSearch: SearchStatements = {
   capBound: (path, match, where, cap) => {
     const { from, condition } = matchFrom(path, match);
@@ -74,12 +170,13 @@ export const pgSearch: SearchStatements = {
     return sql`SELECT m.id AS bound FROM messages m ${sessions} ${from} WHERE ${condition} ${where ?? sql``}
       ORDER BY m.id DESC OFFSET ${cap - 1}::int8 LIMIT 1`;
   },
-  page: (path, match, where, order, limit, offset, bound) => {
+  *page(path, match, where, order, limit, offset, bound) {
+    if (path === 'words') return yield* wordsPage(match, where, order, limit, offset, bound);
     const { from, condition, rank } = matchFrom(path, match);
-    return sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
+    return yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
       WHERE ${condition} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}
       ORDER BY ${orderBy(order, rank)}
-      LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+      LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
   },
   pageText: (_path, _match, ids) => {
     // A big row sends only the head of its content: left() reads a prefix of the stored value (no full

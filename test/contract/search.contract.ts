@@ -1,7 +1,7 @@
 /** Contract: message and session search (hermes-schema-search.md §3-§4 and §8.1's search rows). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { type StoreFixture, TestClock } from '../helpers/store-fixture.js';
 
 export function searchContract(f: StoreFixture): void {
   const ids = async (q: string, o: Parameters<typeof f.store.searchMessages>[1] = {}) =>
@@ -34,6 +34,30 @@ export function searchContract(f: StoreFixture): void {
   });
 
   describe('search: words', () => {
+    it('marks a matched phrase or compound as one span and breaks time ties by rank, as FTS5 does', async () => {
+      await f.store.createSession('s1', 'cli');
+      // Hermes indexes content || ' ' || tool_name || ' ' || tool_calls, hence the trailing spaces.
+      const docker = await f.store.appendMessage('s1', 'assistant', 'Use docker compose up.');
+      const needle = await f.store.appendMessage('s1', 'user', 'the needle match is here');
+      const chat = await f.store.appendMessage('s1', 'user', 'Run the chat-send command');
+      expect((await f.store.searchMessages('docker')).map((h) => [h.id, h.snippet])).toEqual([[docker, 'Use >>>docker<<< compose up.  ']]);
+      expect((await f.store.searchMessages('"needle match"')).map((h) => [h.id, h.snippet])).toEqual([[needle, 'the >>>needle match<<< is here  ']]);
+      expect((await f.store.searchMessages('chat-send')).map((h) => [h.id, h.snippet])).toEqual([[chat, 'Run the >>>chat-send<<< command  ']]);
+      // Three messages in the same instant: newest and oldest order them by bm25 (the shortest text with
+      // the most matches first), then by id, on every backend.
+      f.clock.set(TestClock.START + 1000);
+      const long = await f.store.appendMessage('s1', 'user', 'tie word in a much longer message with many other words around it');
+      f.clock.set(TestClock.START + 1000);
+      const short = await f.store.appendMessage('s1', 'user', 'tie word twice tie');
+      f.clock.set(TestClock.START + 1000);
+      const plain = await f.store.appendMessage('s1', 'user', 'tie word once');
+      f.clock.set(TestClock.START + 1000);
+      const same = await f.store.appendMessage('s1', 'user', 'tie word once');
+      for (const sort of ['newest', 'oldest', null] as const) {
+        expect((await f.store.searchMessages('tie', { sort })).map((h) => h.id), String(sort)).toEqual([short, plain, same, long]);
+      }
+    });
+
     it('finds content case-insensitively with marked snippets, and context around each hit', async () => {
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'user', 'How do I deploy with Docker?');

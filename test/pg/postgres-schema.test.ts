@@ -24,7 +24,7 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
     id: 'bigint', session_id: 'text', role: 'text', content: 'text', content_json: 'jsonb', tool_call_id: 'text',
     tool_calls: 'jsonb', tool_name: 'text', timestamp: 'timestamp with time zone', token_count: 'integer',
     finish_reason: 'text', reasoning: 'text', reasoning_content: 'text', reasoning_details: 'jsonb',
-    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector',
+    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector', search_length: 'integer',
   },
   state_meta: { key: 'text', value: 'text' },
   telegram_dm_topic_mode: {
@@ -36,6 +36,8 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
     chat_id: 'text', thread_id: 'text', user_id: 'text', session_key: 'text', session_id: 'text',
     managed_mode: 'text', linked_at: 'timestamp with time zone', updated_at: 'timestamp with time zone',
   },
+  // BM25's corpus totals (migration 0004), kept by triggers on messages.
+  message_search_stats: { shard: 'integer', docs: 'bigint', tokens: 'bigint' },
 };
 
 const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
@@ -226,3 +228,42 @@ describe.skipIf(!serverAvailable)(`pg_trgm and the database locale [postgres]${s
     }
   });
 });
+
+for (const h of [pgliteHarness(), await postgresHarness()]) {
+  const available = reportAvailability(h);
+  describe.skipIf(!available)(`BM25 statistics [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
+    afterAll(() => h.cleanup());
+
+    it('keeps message_search_stats equal to the messages table through inserts, replaces, updates, deletes and truncation', async () => {
+      const store = await h.open();
+      const backend = store.backend as PgBackend;
+      const rows = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await backend.db.execute(query));
+      const check = async () => {
+        const [stats] = await rows<{ docs: string; tokens: string }>(sql`SELECT COALESCE(sum(docs), 0)::text AS docs, COALESCE(sum(tokens), 0)::text AS tokens FROM message_search_stats`);
+        const [real] = await rows<{ docs: string; tokens: string }>(sql`SELECT count(*)::text AS docs, COALESCE(sum(search_length), 0)::text AS tokens FROM messages`);
+        expect(stats).toEqual(real);
+        return Number(real!.docs);
+      };
+      try {
+        await store.createSession('a', 'cli');
+        await store.createSession('b', 'cli');
+        for (let i = 0; i < 20; i++) await store.appendMessage(i % 2 ? 'a' : 'b', 'user', `word ${'x '.repeat(i)} end`);
+        await store.appendMessages('a', [{ role: 'user', content: 'one two three' }, { role: 'assistant', content: null, toolCalls: [{ id: 'c', function: { name: 'run', arguments: '{"q": "four five"}' } }] }]);
+        expect(await check()).toBe(22);
+        // The word count is FTS5's: every run of letters and digits in content, tool name and tool-call JSON.
+        const [one] = await rows<{ n: number }>(sql`SELECT search_length AS n FROM messages WHERE content = 'one two three'`);
+        expect(one!.n).toBe(3);
+        await store.replaceMessages('b', [{ role: 'user', content: 'replaced with five words here' }]);
+        expect(await check()).toBe(13);
+        await backend.db.execute(sql`UPDATE messages SET content = 'now much longer content than before it was' WHERE content = 'one two three'`);
+        await check();
+        await store.deleteSession('a');
+        expect(await check()).toBe(1);
+        await backend.db.execute(sql`TRUNCATE messages, sessions, telegram_dm_topic_bindings`);
+        expect(await check()).toBe(0);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
