@@ -3,6 +3,7 @@
 -- 2. It cuts words itself (message_word_vector), so positions and lengths are those FTS5 sees.
 -- 3. It stores each message's word count (search_length) and the corpus totals (message_search_stats),
 --    which BM25 ranks with, as FTS5 does on SQLite.
+-- 4. It indexes CJK characters and pairs (search_cjk), so a short CJK term is found through an index.
 -- The table is rewritten once (the generated columns); a test proves no row or search result changes.
 --
 -- A tsvector holds at most 1 MB of lexemes and positions ("string is too long for tsvector", SQLSTATE 54000),
@@ -50,15 +51,35 @@ RETURN (SELECT COALESCE(string_agg('''' || w || ''':' || least(n, 16383), ' '), 
         FROM regexp_split_to_table(lower(search_text), '[^[:alnum:]]+') WITH ORDINALITY AS words(w, n)
         WHERE w <> '' AND octet_length(w) <= 2047);
 --> statement-breakpoint
--- Both generated columns in one statement, so the table is rewritten once. search_length is the number of
+-- The CJK characters and pairs of adjacent CJK characters of a text (Hermes' CJK ranges). Hermes searches a
+-- CJK term shorter than 3 characters with a LIKE scan, which pg_trgm cannot serve (it needs 3 characters), so
+-- a term that is nowhere read every row. A GIN index over these grams finds the rows holding every pair of
+-- the term (or its single character) first; the LIKE still decides. Rows without CJK skip the work.
+CREATE FUNCTION message_cjk_grams(search_text text)
+RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN search_text ~ '[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\U00020000-\U0002a6df]' THEN
+    ARRAY(SELECT DISTINCT substr(runs.run, i, n)
+          FROM regexp_matches(search_text, '[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\U00020000-\U0002a6df]+', 'g') AS found(m),
+               LATERAL (SELECT found.m[1] AS run) runs,
+               LATERAL generate_series(1, char_length(runs.run)) AS i,
+               LATERAL (VALUES (1), (2)) AS lengths(n)
+          WHERE i + n - 1 <= char_length(runs.run))
+    ELSE '{}' END;
+--> statement-breakpoint
+-- The generated columns in one statement, so the table is rewritten once. search_length is the number of
 -- words in the whole searchable text: FTS5's document length, which BM25 normalises by.
 ALTER TABLE messages
     ADD COLUMN search_vector tsvector
         GENERATED ALWAYS AS (message_word_vector(message_word_window(message_search_text(content, content_json, tool_name, tool_calls)))) STORED,
     ADD COLUMN search_length integer
-        GENERATED ALWAYS AS (regexp_count(message_search_text(content, content_json, tool_name, tool_calls), '[[:alnum:]]+')) STORED;
+        GENERATED ALWAYS AS (regexp_count(message_search_text(content, content_json, tool_name, tool_calls), '[[:alnum:]]+')) STORED,
+    ADD COLUMN search_cjk text[]
+        GENERATED ALWAYS AS (message_cjk_grams(message_word_window(message_search_text(content, content_json, tool_name, tool_calls)))) STORED;
 --> statement-breakpoint
 CREATE INDEX idx_messages_search_vector ON messages USING gin (search_vector);
+--> statement-breakpoint
+CREATE INDEX idx_messages_search_cjk ON messages USING gin (search_cjk);
 --> statement-breakpoint
 -- BM25's corpus statistics (FTS5 keeps them in its own tables): how many messages there are and how many words
 -- they hold. Statement-level triggers keep them in step with every write; the counts are spread over 16 rows,

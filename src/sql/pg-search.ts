@@ -87,6 +87,18 @@ function queryWordPositions(match: QueryNode): SQL {
   return sql`ts_filter(${marked}, '{a}')::text`;
 }
 
+/** The CJK characters of a token as message_cjk_grams() indexes them: each run's adjacent pairs, or the lone character. */
+export function cjkGrams(token: string): string[] {
+  const grams = new Set<string>();
+  for (const run of token.match(CJK_RUNS) ?? []) {
+    const chars = [...run];
+    if (chars.length === 1) grams.add(chars[0]!);
+    for (let i = 0; i + 1 < chars.length; i++) grams.add(chars[i]! + chars[i + 1]!);
+  }
+  return [...grams];
+}
+const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
+
 type ScoredRow = { id: number; score: number };
 
 /**
@@ -197,8 +209,12 @@ export const pgSearch: SearchStatements = {
     // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
     const clauses = tokens.map((token) => {
       const pattern = containsPattern(token);
-      return sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
+      const like = sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
                   OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
+      // A token with CJK in it is first narrowed by the CJK gram index (migration 0004): a term that is
+      // nowhere costs an index lookup, not a read of every row.
+      const grams = cjkGrams(token);
+      return grams.length === 0 ? like : sql`(m.search_cjk @> ${textArray(grams)} AND ${like})`;
     });
     return sql`
       SELECT ${HIT_COLUMNS},

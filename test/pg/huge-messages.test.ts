@@ -12,6 +12,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PgBackend, type SessionStore, copyStore, openStore, planSearch, verifyStores } from '../../src/index.js';
 import { tsqueryText } from '../../src/sql/pg-search.js';
+import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
 import { readJournal, shippedFolder } from '../helpers/migration-folders.js';
@@ -98,11 +99,20 @@ const ids = async (store: SessionStore, query: string, sort?: string) =>
   (await store.searchMessages(query, { limit: -1, ...(sort ? { sort } : {}) })).map((h) => h.id).sort((a, b) => a - b);
 
 /**
- * The ids a query matches, asked without ranking: word queries straight from the vector (so a store at 0003,
- * which has no search_length to rank with, can answer), others through the API.
+ * The ids a query matches, asked without ranking or the indexes 0004 adds: word queries straight from the vector
+ * and short CJK as a plain scan (so a store at 0003 can answer), substrings through the API.
  */
 const matchingIds = async (store: SessionStore, query: string, sort?: string) => {
   const plan = planSearch(query);
+  if (plan.path === 'like') {
+    // Hermes' short-CJK path as a plain scan (no gram index, which only 0004 adds).
+    const clauses = plan.tokens.map((t) => {
+      const p = containsPattern(t);
+      return sql`(content ILIKE ${p} OR content_json::text ILIKE ${p} OR tool_name ILIKE ${p} OR tool_calls::text ILIKE ${p})`;
+    });
+    const found = await rowsOfStore<{ id: number }>(store, sql`SELECT id::int AS id FROM messages WHERE ${sql.join(clauses, sql` OR `)} ORDER BY id`);
+    return found.map((r) => r.id);
+  }
   if (plan.path !== 'words') return ids(store, query, sort);
   const found = await rowsOfStore<{ id: number }>(
     store,
@@ -276,7 +286,7 @@ for (const h of harnesses) {
         const [digest] = await rowsOfStore<{ n: number; messages: string; sessions: string }>(
           store,
           sql`SELECT (SELECT count(*)::int FROM messages) AS n,
-                (SELECT md5(string_agg((to_jsonb(m) - 'search_vector' - 'search_length')::text, E'\n' ORDER BY m.id)) FROM messages m) AS messages,
+                (SELECT md5(string_agg((to_jsonb(m) - 'search_vector' - 'search_length' - 'search_cjk')::text, E'\n' ORDER BY m.id)) FROM messages m) AS messages,
                 (SELECT md5(string_agg(to_jsonb(s)::text, E'\n' ORDER BY s.id)) FROM sessions s) AS sessions`,
         );
         const searches: Record<string, number[]> = {};
@@ -307,7 +317,7 @@ for (const h of harnesses) {
           store,
           sql`SELECT indexname FROM pg_indexes WHERE tablename = 'messages' AND indexname LIKE 'idx_messages_search%' ORDER BY indexname`,
         );
-        expect(indexes.map((i) => i.indexname)).toEqual(['idx_messages_search_trgm', 'idx_messages_search_vector']);
+        expect(indexes.map((i) => i.indexname)).toEqual(['idx_messages_search_cjk', 'idx_messages_search_trgm', 'idx_messages_search_vector']);
         // And the message 0003 refused is now stored.
         const big = revList(4).join('\n');
         const id = await store.appendMessage('session-0', 'tool', big);

@@ -24,7 +24,7 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
     id: 'bigint', session_id: 'text', role: 'text', content: 'text', content_json: 'jsonb', tool_call_id: 'text',
     tool_calls: 'jsonb', tool_name: 'text', timestamp: 'timestamp with time zone', token_count: 'integer',
     finish_reason: 'text', reasoning: 'text', reasoning_content: 'text', reasoning_details: 'jsonb',
-    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector', search_length: 'integer',
+    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector', search_length: 'integer', search_cjk: 'array',
   },
   state_meta: { key: 'text', value: 'text' },
   telegram_dm_topic_mode: {
