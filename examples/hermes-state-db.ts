@@ -65,8 +65,8 @@ export function writeHermesStateDb(file: string): void {
   db.close();
 }
 
-/** A small deterministic PRNG, so a history is the same file on every machine. */
-function prng(seed: number): () => number {
+/** A small deterministic PRNG (mulberry32), so a history is the same file on every machine. */
+export function prng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;

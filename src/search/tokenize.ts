@@ -126,15 +126,9 @@ export class Unicode61Scanner {
         i++;
         continue;
       }
-      let cp = c;
-      let w = 1;
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
-          w = 2;
-        }
-      }
+      // A lone surrogate is its own code point here, as codePointAt gives it.
+      const cp = s.codePointAt(i)!;
+      const w = cp > 0xffff ? 2 : 1;
       if (charClass(cp) === 1) break;
       i += w;
     }
@@ -151,15 +145,9 @@ export class Unicode61Scanner {
         i++;
         continue;
       }
-      let cp = c;
-      let w = 1;
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
-          w = 2;
-        }
-      }
+      // A lone surrogate is its own code point here, as codePointAt gives it.
+      const cp = s.codePointAt(i)!;
+      const w = cp > 0xffff ? 2 : 1;
       if (charClass(cp) === 0) break;
       if (seg < i) {
         const ascii = s.slice(seg, i);
@@ -232,15 +220,9 @@ export class TrigramScanner {
         this.nf = c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : null;
         return;
       }
-      let cp = c;
-      let w = 1;
-      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
-          w = 2;
-        }
-      }
+      // A lone surrogate is its own code point here, as codePointAt gives it.
+      const cp = s.codePointAt(i)!;
+      const w = cp > 0xffff ? 2 : 1;
       this.pos = i + w;
       const f = isSurrogate(cp) ? 0xfffd : fold(FOLD_TRI, cp);
       if (f === 0) continue;

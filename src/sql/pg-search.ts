@@ -1,7 +1,8 @@
 /**
- * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words), as
- * ILIKE predicates over message_search_text() served by the pg_trgm index (substrings), and a newest-first
- * ILIKE scan for short CJK. Snippets are computed in TypeScript from a bounded window of `search_text`.
+ * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words, ranked
+ * by FTS5's BM25 from the vector's positions, search_length and message_search_stats), as ILIKE predicates
+ * over message_search_text() served by the pg_trgm index (substrings), and Hermes' newest-first ILIKE scan
+ * for short CJK, narrowed by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../codecs/time.js';
@@ -49,23 +50,16 @@ function substringPredicate(node: QueryNode): SQL {
   }
 }
 
-/** The match condition of a query (FROM needs `messages m`, and `q` for words: see `matchFrom`). */
-function matchFrom(path: MatchPath, match: QueryNode): { from: SQL; condition: SQL; rank: SQL } {
-  if (path === 'words') {
-    return {
-      from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`,
-      condition: sql`m.search_vector @@ q`,
-      rank: sql`ts_rank(m.search_vector, q) DESC`,
-    };
-  }
-  // Substring matches carry no relevance of their own here: newest first stands in for rank.
-  return { from: sql``, condition: substringPredicate(match), rank: sql`m.timestamp DESC` };
+/** The match condition of a query over `messages m` (`from` adds what the condition needs). */
+function matchFrom(path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
+  if (path === 'words') return { from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`, condition: sql`m.search_vector @@ q` };
+  return { from: sql``, condition: substringPredicate(match) };
 }
 
-function orderBy(order: SearchOrder, rank: SQL): SQL {
-  if (order === 'newest') return sql`m.timestamp DESC, ${rank}, m.id`;
-  if (order === 'oldest') return sql`m.timestamp ASC, ${rank}, m.id`;
-  return sql`${rank}, m.id`;
+/** Substring (trigram) matches are not ranked by bm25 here: newest first stands in for relevance. */
+function substringOrder(order: SearchOrder): SQL {
+  if (order === 'oldest') return sql`m.timestamp ASC, m.id`;
+  return sql`m.timestamp DESC, m.id`;
 }
 
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
@@ -184,10 +178,10 @@ export const pgSearch: SearchStatements = {
   },
   *page(path, match, where, order, limit, offset, bound) {
     if (path === 'words') return yield* wordsPage(match, where, order, limit, offset, bound);
-    const { from, condition, rank } = matchFrom(path, match);
+    const { from, condition } = matchFrom(path, match);
     return yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
       WHERE ${condition} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}
-      ORDER BY ${orderBy(order, rank)}
+      ORDER BY ${substringOrder(order)}
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
   },
   pageText: (_path, _match, ids) => {

@@ -2,16 +2,10 @@
  * A deterministic mixed corpus (English, Chinese, Japanese, Korean, code, tool calls) for the search
  * parity test and the benchmark. Seeded, so every backend gets the same rows in the same order.
  */
-export function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../../examples/hermes-state-db.js';
+
+/** The seeded PRNG the example history uses (mulberry32). */
+export const rng = prng;
 
 export const EN = ['docker', 'compose', 'deploy', 'kubernetes', 'ingress', 'postgres', 'backup', 'the', 'server', 'error',
   'timeout', 'network', 'config', 'python', 'rust', 'build', 'test', 'release', 'memory', 'cache', 'query', 'index',

@@ -15,6 +15,7 @@ import { tsqueryText } from '../../src/sql/pg-search.js';
 import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
+import { rng } from '../helpers/corpus.js';
 import { readJournal, shippedFolder } from '../helpers/migration-folders.js';
 
 const MiB = 1024 * 1024;
@@ -22,17 +23,6 @@ const MiB = 1024 * 1024;
 const WORD_HEAD = 90_000;
 const WORD_TAIL = 10_000;
 
-/** A small seeded PRNG (mulberry32), so every run stores the same text. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `git rev-list` output: 25,000 random 40-hex lines (1,024,999 bytes). */
 function revList(seed: number): string[] {
