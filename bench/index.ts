@@ -8,8 +8,11 @@ const fmt = (n: number) => n.toFixed(2).padStart(8);
 console.log(`hermes-sessiondb bench — ${new Date().toISOString().slice(0, 10)} — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
 const { rows, notes } = await benchSearch();
 for (const n of notes) console.log(n);
-console.log(`\n| backend  | search case        |  p50 ms |  p95 ms |  max ms | hits/query |\n|----------|--------------------|---------|---------|---------|------------|`);
-for (const r of rows) console.log(`| ${r.backend.padEnd(8)} | ${r.case.padEnd(18)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} |`);
+console.log(`\n| backend  | search case (limit 20)  | queries |  p50 ms |  p95 ms |  max ms | hits/query | top 20 = Hermes | longest stall ms |\n|----------|-------------------------|---------|---------|---------|---------|------------|-----------------|------------------|`);
+for (const r of rows) {
+  const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+  console.log(`| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`);
+}
 
 const imported = await benchImport(Number(process.env.BENCH_MESSAGES ?? 200_000), process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
 for (const n of imported.notes) console.log(n);

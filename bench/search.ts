@@ -1,82 +1,103 @@
 /**
- * Search latency over a large store: p50/p95 per query class on SQLite (file) and Postgres (when
- * DATABASE_URL or the default server is reachable). Prints a table; asserts nothing.
- *
- *   npm run bench            200,000 messages (BENCH_MESSAGES to change)
+ * Search at a heavy user's scale, against Hermes itself: a BENCH_MESSAGES-message (default 200,000)
+ * Hermes-format state.db written by examples/hermes-state-db.ts is imported with verification into an
+ * SQLite file and into Postgres (when reachable); a few hundred queries of every class are run on both and
+ * on the original file through Hermes' own search SQL (the oracle). Per class and backend it prints
+ * p50/p95/max latency, the share of queries whose top 20 equals Hermes' top 20 (queries over the rank cap
+ * are counted apart), and the longest event-loop stall during the searches. Prints; asserts nothing.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
 import postgres from 'postgres';
-import { type SessionStore, openStore } from '../src/index.js';
-import { CODE, EN, ZH, corpus, rng } from '../test/helpers/corpus.js';
+import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
+import { type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
+import { DEFAULT_RANK_WINDOW } from '../src/repos/search.js';
+import { hermesMatchCount, hermesSearch, oracleQueries } from '../test/helpers/hermes-oracle.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
-const RUNS = Number(process.env.BENCH_RUNS ?? 40);
+const PER_CLASS = Number(process.env.BENCH_QUERIES_PER_CLASS ?? 20);
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
 export interface Row {
   backend: string;
   case: string;
+  queries: number;
   p50: number;
   p95: number;
   max: number;
   hits: number;
-}
-
-async function load(store: SessionStore, total: number): Promise<number> {
-  const started = performance.now();
-  const messages = corpus(total, 7);
-  const bySession = new Map<string, { source: string; rows: Record<string, unknown>[] }>();
-  for (const m of messages) {
-    const s = bySession.get(m.session) ?? { source: m.source, rows: [] };
-    s.rows.push({ role: m.role, content: m.content, toolName: m.toolName ?? null, toolCalls: m.toolCalls ?? null });
-    bySession.set(m.session, s);
-  }
-  for (const [id, s] of bySession) {
-    await store.createSession(id, s.source);
-    await store.replaceMessages(id, s.rows);
-  }
-  return (performance.now() - started) / 1000;
+  /** Queries under the cap whose top 20 equals Hermes' (ids and order). */
+  sameTop20: number;
+  underCap: number;
+  stallMs: number;
 }
 
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 };
 
-function cases(): Array<[string, (i: number) => string]> {
-  const r = rng(99);
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
-  const cjk4 = ZH.filter((z) => [...z].length >= 4);
-  return [
-    ['english term', () => pick(EN)],
-    ['phrase', () => `"${pick(EN)} ${pick(EN)}"`],
-    ['prefix', () => `${pick(EN).slice(0, 3)}*`],
-    ['prefix the*', () => 'the*'],
-    ['OR', () => `${pick(EN)} OR ${pick(EN)}`],
-    ['code term', () => pick(CODE)],
-    ['CJK 2 chars', () => pick(ZH).slice(0, 2)],
-    ['CJK 4 chars', () => pick(cjk4).slice(0, 4)],
-    // Worst case of the short-CJK scan: a term that is nowhere, so every row is read.
-    ['CJK 2 chars, absent', () => '龘靐'],
-  ];
+type Query = { cls: string; query: string; sort?: 'newest' | 'oldest'; expected: number[] | null };
+
+function buildQueries(hermes: Database.Database): Query[] {
+  const out: Query[] = [];
+  const add = (cls: string, query: string, sort?: 'newest' | 'oldest') => {
+    const underCap = sort !== undefined || hermesMatchCount(hermes, query) <= DEFAULT_RANK_WINDOW;
+    out.push({ cls, query, sort, expected: underCap ? hermesSearch(hermes, query, { sort: sort ?? null, limit: 20 }).map((h) => h.id) : null });
+  };
+  const generated = oracleQueries(hermes, PER_CLASS, 11);
+  for (const { cls, query } of generated) add(cls, query);
+  for (const { cls, query } of generated.filter((_, i) => i % 4 === 0)) add(`${cls}, newest`.replace(/^.*, newest$/, 'any class, newest'), query, 'newest');
+  for (let i = 0; i < PER_CLASS; i++) add('prefix the*', 'the*');
+  // The short-CJK worst case: a term that is nowhere.
+  for (const term of ['龘靐', '齉', '爨龘', '靐']) for (let i = 0; i < PER_CLASS / 4; i++) add('CJK absent', term);
+  return out;
 }
 
-async function measure(name: string, store: SessionStore): Promise<Row[]> {
-  const rows: Row[] = [];
-  for (const [label, make] of cases()) {
-    const times: number[] = [];
-    let hits = 0;
-    for (let i = 0; i < RUNS; i++) {
-      const q = make(i);
-      const t = performance.now();
-      hits += (await store.searchMessages(q, { limit: 20 })).length;
-      times.push(performance.now() - t);
+async function measure(name: string, store: SessionStore, queries: Query[]): Promise<Row[]> {
+  const byClass = new Map<string, { times: number[]; hits: number; same: number; under: number; stall: number }>();
+  for (const q of queries.slice(0, 10)) await store.searchMessages(q.query, { limit: 20, sort: q.sort }); // warm up
+  for (const q of queries) {
+    const c = byClass.get(q.cls) ?? { times: [], hits: 0, same: 0, under: 0, stall: 0 };
+    byClass.set(q.cls, c);
+    const loop = monitorEventLoopDelay({ resolution: 1 });
+    loop.enable();
+    const t = performance.now();
+    const hits = await store.searchMessages(q.query, { limit: 20, sort: q.sort });
+    c.times.push(performance.now() - t);
+    loop.disable();
+    c.stall = Math.max(c.stall, loop.max / 1e6);
+    c.hits += hits.length;
+    if (q.expected !== null) {
+      c.under++;
+      if (JSON.stringify(hits.map((h) => h.id)) === JSON.stringify(q.expected)) c.same++;
     }
-    rows.push({ backend: name, case: label, p50: percentile(times, 0.5), p95: percentile(times, 0.95), max: Math.max(...times), hits: hits / RUNS });
   }
-  return rows;
+  return [...byClass].map(([cls, c]) => ({
+    backend: name,
+    case: cls,
+    queries: c.times.length,
+    p50: percentile(c.times, 0.5),
+    p95: percentile(c.times, 0.95),
+    max: Math.max(...c.times),
+    hits: c.hits / c.times.length,
+    sameTop20: c.same,
+    underCap: c.under,
+    stallMs: c.stall,
+  }));
+}
+
+async function importInto(store: SessionStore, file: string, label: string, notes: string[]): Promise<void> {
+  const t = performance.now();
+  const report = await importHermesStateDb(file, store, { verify: true });
+  const seconds = (performance.now() - t) / 1000;
+  const verification = report.verification;
+  notes.push(
+    `${label}: imported ${report.messages.toLocaleString('en')} messages in ${seconds.toFixed(1)} s; verification ${verification?.ok ? 'passed' : `FAILED: ${verification?.problems.slice(0, 3).join('; ')}`} (${verification?.spotChecks.length ?? 0} search spot-checks)`,
+  );
 }
 
 export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
@@ -84,36 +105,45 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
   const notes: string[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-bench-'));
   try {
-    const sqlite = await openStore(`sqlite:${path.join(dir, 'bench.db')}`, { synchronous: 'NORMAL' });
-    const loadS = await load(sqlite, MESSAGES);
-    notes.push(`SQLite load: ${MESSAGES} messages in ${loadS.toFixed(1)} s (${Math.round(MESSAGES / loadS)} msg/s, replaceMessages per session)`);
-    rows.push(...(await measure('sqlite', sqlite)));
+    const file = path.join(dir, 'state.db');
+    let t = performance.now();
+    writeHermesHistoryStateDb(file, { messages: MESSAGES });
+    notes.push(`Hermes-format history: ${MESSAGES.toLocaleString('en')} messages written with Hermes' DDL and FTS triggers in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    const hermes = new Database(file, { readonly: true });
+    t = performance.now();
+    const queries = buildQueries(hermes);
+    notes.push(`${queries.length} queries; Hermes' own SQL answered them on the file in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    hermes.close();
+
+    const sqlite = await openStore(`sqlite:${path.join(dir, 'store.db')}`);
+    await importInto(sqlite, file, 'SQLite', notes);
+    rows.push(...(await measure('sqlite', sqlite, queries)));
     await sqlite.close();
+
+    const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    try {
+      await admin`select 1`;
+    } catch {
+      notes.push(`Postgres skipped: ${ADMIN_URL.replace(/:[^@/]*@/, ':***@')} unreachable`);
+      await admin.end();
+      return { rows, notes };
+    }
+    const name = `hsdb_bench_${Date.now()}`;
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    try {
+      const url = new URL(ADMIN_URL);
+      url.pathname = `/${name}`;
+      const pg = await openStore(url.toString());
+      await importInto(pg, file, 'Postgres', notes);
+      await pg.vacuum();
+      rows.push(...(await measure('postgres', pg, queries)));
+      await pg.close();
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.end();
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
-  }
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    await admin`select 1`;
-  } catch {
-    notes.push(`Postgres skipped: ${ADMIN_URL.replace(/:[^@/]*@/, ':***@')} unreachable`);
-    await admin.end();
-    return { rows, notes };
-  }
-  const name = `hsdb_bench_${Date.now()}`;
-  await admin.unsafe(`CREATE DATABASE "${name}"`);
-  try {
-    const url = new URL(ADMIN_URL);
-    url.pathname = `/${name}`;
-    const pg = await openStore(url.toString());
-    const loadP = await load(pg, MESSAGES);
-    notes.push(`Postgres load: ${MESSAGES} messages in ${loadP.toFixed(1)} s (${Math.round(MESSAGES / loadP)} msg/s)`);
-    await pg.vacuum();
-    rows.push(...(await measure('postgres', pg)));
-    await pg.close();
-  } finally {
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
   }
   return { rows, notes };
 }
