@@ -42,7 +42,7 @@ const percentile = (xs: number[], p: number) => {
 
 type Query = { cls: string; query: string; sort?: 'newest' | 'oldest'; expected: number[] | null };
 
-function buildQueries(hermes: Database.Database): Query[] {
+export function buildQueries(hermes: Database.Database): Query[] {
   const out: Query[] = [];
   const add = (cls: string, query: string, sort?: 'newest' | 'oldest') => {
     const underCap = sort !== undefined || hermesMatchCount(hermes, query) <= DEFAULT_RANK_WINDOW;
@@ -57,7 +57,7 @@ function buildQueries(hermes: Database.Database): Query[] {
   return out;
 }
 
-async function measure(name: string, store: SessionStore, queries: Query[]): Promise<Row[]> {
+export async function measure(name: string, store: SessionStore, queries: Query[]): Promise<Row[]> {
   const byClass = new Map<string, { times: number[]; hits: number; same: number; under: number; stall: number }>();
   for (const q of queries.slice(0, 10)) await store.searchMessages(q.query, { limit: 20, sort: q.sort }); // warm up
   for (const q of queries) {

@@ -22,21 +22,26 @@ export type MatchPath = 'words' | 'substrings';
 
 /**
  * The search statements of a dialect. A search runs in phases so that only the returned page pays for
- * snippets and context: `capBound` (relevance only), then `page` (ordered ids and hit columns, no snippet),
- * then `pageText` for the page's rows. `where` is null (no filter) or a fragment of extra conditions, each starting with AND.
+ * snippets and context: `page` (ordered ids and hit columns, no snippet), then `pageText` for the page's
+ * rows. `where` is null (no filter) or a fragment of extra conditions, each starting with AND.
  */
 export interface SearchStatements {
   /**
-   * One row `{ bound }`: the id of the `cap`-th newest message matching the query itself (filters included),
-   * or no row when fewer messages match. Relevance then ranks only the matches with id >= bound.
-   */
-  capBound(path: MatchPath, match: QueryNode, where: SQL | null, cap: number): SQL;
-  /**
    * The ordered page: rows with id, session_id, role, timestamp, tool_name, source, model, session_started.
-   * Relevance is Hermes' order (bm25 ascending, ties by id); newest/oldest order by timestamp, then bm25,
-   * then id ascending, as Hermes' `ORDER BY m.timestamp DESC, rank` comes out of SQLite's stable sorter.
+   * Relevance is Hermes' order (bm25 ascending, ties by id) over every match, unless the query itself
+   * (filters included) matches more than `cap` messages: then over its newest `cap` matches, and `capped`
+   * is true. Newest/oldest order by timestamp, then bm25, then id ascending, as Hermes'
+   * `ORDER BY m.timestamp DESC, rank` comes out of SQLite's stable sorter; they see every match.
    */
-  page(path: MatchPath, match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): Op<Array<Record<string, unknown>>>;
+  page(
+    path: MatchPath,
+    match: QueryNode,
+    where: SQL | null,
+    order: SearchOrder,
+    limit: number,
+    offset: number,
+    cap: number,
+  ): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }>;
   /**
    * For the page's ids: rows `{ id, snippet, search_text, truncated }`. `snippet` is the engine's own
    * snippet where it has one and the row is small enough for it to be cheap, else NULL and `search_text`

@@ -8,7 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { contentPreviewText } from '../codecs/content.js';
 import { pySlice, pyStrip } from '../codecs/python-text.js';
 import type { MatchPath, SearchOrder } from '../db/dialect.js';
-import { first, rows } from '../db/ops.js';
+import { rows } from '../db/ops.js';
 import { containsCjk, routeCjk } from '../search/cjk.js';
 import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
@@ -157,16 +157,9 @@ export class SearchRepo {
     } else {
       const order = searchOrder(f.sort);
       const cap = this.rankWindow;
-      const result = await d.read(function* () {
-        let bound: number | null = null;
-        if (order === 'relevance') {
-          const row = yield* first<{ bound: unknown }>(d.search.capBound(plan.path, plan.match, where, cap));
-          bound = row ? d.decode.int(row.bound) : null;
-        }
-        return { page: yield* d.search.page(plan.path, plan.match, where, order, limit, f.offset, bound), bound };
-      });
-      found = result.page;
-      if (result.bound !== null) rankedWithin = cap;
+      const result = await d.read(() => d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap));
+      found = result.rows;
+      if (result.capped) rankedWithin = cap;
       for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), SNIPPET_CHUNK)) {
         await yieldToEventLoop();
         const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));

@@ -47,11 +47,15 @@ export function phraseInstances(phrase: Phrase, positions: Positions): number {
 /**
  * The phrase frequencies FTS5 reports for a matching row: a phrase counts only where the sub-expression
  * holding it matches the row (FTS5 clears the position lists of an OR branch that does not match and of
- * the right side of a NOT).
+ * the right side of a NOT). `instances(p)` is how often phrase p occurs in the row.
  */
-export function countedFrequencies(root: QueryNode, positions: Positions): number[] {
+export function countedFrequencies(root: QueryNode, instances: (phrase: Phrase) => number): number[] {
   const phrases = allPhrases(root);
-  const raw = new Map<Phrase, number>(phrases.map((p) => [p, phraseInstances(p, positions)]));
+  // Most queries are a phrase, or an AND or OR of phrases: every occurrence of every phrase counts.
+  if (root.kind === 'phrase' || ((root.kind === 'and' || root.kind === 'or') && root.children.every((c) => c.kind === 'phrase'))) {
+    return phrases.map(instances);
+  }
+  const raw = new Map<Phrase, number>(phrases.map((p) => [p, instances(p)]));
   const matches = (node: QueryNode): boolean => {
     switch (node.kind) {
       case 'phrase':
@@ -122,4 +126,32 @@ export function parseTsvectorPositions(text: string): Positions {
     out.set(lexeme, positions);
   }
   return out;
+}
+
+/**
+ * Postgres' ts_rank('{1,1,1,1}', vector, 'word') for a word occurring tf times, as its float4 arithmetic
+ * computes it (calc_rank_or: the sum of 1/j² over the occurrences, divided by π²/6). It grows strictly
+ * with tf, so it gives a word's frequency without reading its positions (a tsvector keeps at most 256).
+ */
+const RANK_BY_FREQUENCY: number[] = (() => {
+  const out = [0];
+  let sum = 0;
+  for (let tf = 1; tf <= 256; tf++) {
+    sum = Math.fround(sum + Math.fround(1 / (tf * tf)));
+    out.push(Math.fround(Math.fround(Math.fround(1 + sum) - 1) / 1.64493406685));
+  }
+  return out;
+})();
+
+/** The frequency whose ts_rank is nearest `rank` (0 for no occurrence). */
+export function frequencyFromRank(rank: number): number {
+  if (!(rank > 0)) return 0;
+  let lo = 1;
+  let hi = 256;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (RANK_BY_FREQUENCY[mid]! < rank) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo > 1 && rank - RANK_BY_FREQUENCY[lo - 1]! < RANK_BY_FREQUENCY[lo]! - rank ? lo - 1 : lo;
 }

@@ -32,21 +32,23 @@ const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.
 const TABLES: Record<MatchPath, SQL> = { words: sql.raw('messages_fts'), substrings: sql.raw('messages_fts_trigram') };
 
 export const sqliteSearch: SearchStatements = {
-  capBound: (path, match, where, cap) => {
+  *page(path, match, where, order, limit, offset, cap) {
     const fts = TABLES[path];
-    // Without filters the FTS5 doclist alone answers, walked newest-first by rowid.
-    const from = where
-      ? sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id WHERE ${fts} MATCH ${fts5Match(match)} ${where}`
-      : sql`FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)}`;
-    return sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`;
-  },
-  *page(path, match, where, order, limit, offset, bound) {
-    const fts = TABLES[path];
-    const orderBy = sqliteOrder(order);
-    return yield* rows(sql`SELECT ${HIT_COLUMNS}
+    let bound: number | null = null;
+    if (order === 'relevance') {
+      // The cap's bound: the id of the cap-th newest match, found by walking the FTS5 doclist newest-first
+      // (without filters the doclist alone answers).
+      const from = where
+        ? sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id WHERE ${fts} MATCH ${fts5Match(match)} ${where}`
+        : sql`FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)}`;
+      const [row] = yield* rows<{ bound: number }>(sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`);
+      bound = row ? Number(row.bound) : null;
+    }
+    const page = yield* rows(sql`SELECT ${HIT_COLUMNS}
       FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
       WHERE ${fts} MATCH ${fts5Match(match)} ${bound === null ? sql`` : sql`AND ${fts}.rowid >= ${bound}`} ${where ?? sql``}
-      ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`);
+      ORDER BY ${sqliteOrder(order)} LIMIT ${limit} OFFSET ${offset}`);
+    return { rows: page, capped: bound !== null };
   },
   pageText: (path, match, ids) => {
     const fts = TABLES[path];

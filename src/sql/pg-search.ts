@@ -8,8 +8,8 @@ import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../codecs/time.js';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
 import { type Op, rows } from '../db/ops.js';
-import { allPhrases, bm25Score, bm25Weights, countedFrequencies, parseTsvectorPositions } from '../search/bm25.js';
-import type { QueryNode } from '../search/query.js';
+import { allPhrases, bm25Score, bm25Weights, countedFrequencies, frequencyFromRank, parseTsvectorPositions, phraseInstances } from '../search/bm25.js';
+import type { Phrase, QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { containsPattern, escapeLike } from './like.js';
 
@@ -18,13 +18,13 @@ const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
 
-const lexeme = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+const lexemeText = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 
 /** The tsquery text for a parsed query (cast with ::tsquery, so no parser re-cuts the words). */
 export function tsqueryText(node: QueryNode): string {
   switch (node.kind) {
     case 'phrase': {
-      const parts = node.tokens.map((t, i) => `${lexeme(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`);
+      const parts = node.tokens.map((t, i) => `${lexemeText(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`);
       return parts.length === 1 ? parts[0]! : `(${parts.join(' <-> ')})`;
     }
     case 'and':
@@ -66,21 +66,6 @@ const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
 const textArray = (items: string[]) => (items.length === 0 ? sql`ARRAY[]::text[]` : sql`ARRAY[${sql.join(items.map((i) => sql`${i}::text`), sql`, `)}]`);
 
-/**
- * A row's positions of the query's words, as tsvector text (`'word':3A,17A`): the vector cut down to those
- * lexemes (setweight marks them, ts_filter keeps them), so only a few bytes per candidate travel.
- */
-function queryWordPositions(match: QueryNode): SQL {
-  const phrases = allPhrases(match);
-  const exact = [...new Set(phrases.flatMap((p) => (p.prefix ? p.tokens.slice(0, -1) : p.tokens)))];
-  const prefixes = [...new Set(phrases.filter((p) => p.prefix && p.tokens.length > 0).map((p) => `${escapeLike(p.tokens.at(-1)!)}%`))];
-  let marked = sql`setweight(m.search_vector, 'A', ${textArray(exact)})`;
-  if (prefixes.length > 0) {
-    marked = sql`setweight(${marked}, 'A', ARRAY(SELECT l FROM unnest(tsvector_to_array(m.search_vector)) l WHERE l LIKE ANY (${textArray(prefixes)})))`;
-  }
-  return sql`ts_filter(${marked}, '{a}')::text`;
-}
-
 /** The CJK characters of a token as message_cjk_grams() indexes them: each run's adjacent pairs, or the lone character. */
 export function cjkGrams(token: string): string[] {
   const grams = new Set<string>();
@@ -93,18 +78,44 @@ export function cjkGrams(token: string): string[] {
 }
 const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
 
+/** A phrase of one word (not a prefix): its frequency comes from ts_rank, with no positions read. */
+const isSingleWord = (p: Phrase) => p.tokens.length === 1 && !p.prefix;
+
+/**
+ * What BM25 needs of a candidate row, read from its word vector `v`: `rank_<word>` (ts_rank of each
+ * single-word phrase, which gives its frequency, see frequencyFromRank) and `tf`, the positions of the
+ * words of longer or prefix phrases as tsvector text (`'word':3A,17A`: setweight marks them, ts_filter
+ * keeps only them).
+ */
+function frequencyColumns(match: QueryNode, v: SQL): { columns: SQL; words: string[] } {
+  const phrases = allPhrases(match);
+  const words = [...new Set(phrases.filter(isSingleWord).map((p) => p.tokens[0]!))];
+  const positional = phrases.filter((p) => !isSingleWord(p) && p.tokens.length > 0);
+  const parts = words.map((w, i) => sql`ts_rank('{1,1,1,1}', ${v}, CAST(${lexemeText(w)}::text AS tsquery)) AS ${sql.raw(`rank_${i}`)}`);
+  if (positional.length > 0) {
+    const exact = [...new Set(positional.flatMap((p) => (p.prefix ? p.tokens.slice(0, -1) : p.tokens)))];
+    const prefixes = [...new Set(positional.filter((p) => p.prefix).map((p) => `${escapeLike(p.tokens.at(-1)!)}%`))];
+    let marked = sql`setweight(${v}, 'A', ${textArray(exact)})`;
+    if (prefixes.length > 0) {
+      marked = sql`setweight(${marked}, 'A', ARRAY(SELECT l FROM unnest(tsvector_to_array(${v})) l WHERE l LIKE ANY (${textArray(prefixes)})))`;
+    }
+    parts.push(sql`ts_filter(${marked}, '{a}')::text AS tf`);
+  }
+  return { columns: parts.length > 0 ? sql.join(parts, sql`, `) : sql`NULL AS tf`, words };
+}
+
 type ScoredRow = { id: number; score: number };
 
 /**
- * BM25 (FTS5's) for candidate rows `{ id, dl, tf }`. The corpus statistics are read once per query: rows
- * and words from message_search_stats, and each phrase's document frequency (known already when the
- * candidates are every match of a single phrase).
+ * BM25 (FTS5's) for candidate rows `{ id, dl, rank_<i>, tf }` (see frequencyColumns). Rows and words come
+ * from message_search_stats; each phrase's document frequency is counted only when the query has several
+ * distinct phrases (with one, it scales every score alike and cannot change the order).
  */
-function* scoreRows(match: QueryNode, candidates: Array<Record<string, unknown>>, knownHits: number | null): Op<ScoredRow[]> {
+function* scoreRows(match: QueryNode, words: string[], candidates: Array<Record<string, unknown>>): Op<ScoredRow[]> {
   const phrases = allPhrases(match);
   const queries = phrases.map((p) => tsqueryText(p));
   const distinct = [...new Set(queries)];
-  const counted = knownHits === null || distinct.length > 1;
+  const counted = distinct.length > 1;
   const hitColumns = counted
     ? sql`, ${sql.join(distinct.map((q, i) => sql`count(*) FILTER (WHERE m.search_vector @@ CAST(${q}::text AS tsquery)) AS ${sql.raw(`h${i}`)}`), sql`, `)}
         FROM messages m WHERE m.search_vector @@ CAST(${distinct.map((q) => `(${q})`).join(' | ')}::text AS tsquery)`
@@ -112,12 +123,49 @@ function* scoreRows(match: QueryNode, candidates: Array<Record<string, unknown>>
   const [stats] = yield* rows<Record<string, unknown>>(sql`SELECT
       (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
       (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`);
-  const hits = queries.map((q) => (counted ? Number(stats![`h${distinct.indexOf(q)}`]) : knownHits!));
-  const weights = bm25Weights({ rows: Number(stats!.docs), tokens: Number(stats!.tokens), hits });
-  return candidates.map((c) => ({
-    id: Number(c.id),
-    score: bm25Score(countedFrequencies(match, parseTsvectorPositions(String(c.tf ?? ''))), Number(c.dl ?? 0), weights),
-  }));
+  const hits = queries.map((q) => (counted ? Number(stats![`h${distinct.indexOf(q)}`]) : 1));
+  const weights = bm25Weights({ rows: Math.max(1, Number(stats!.docs)), tokens: Number(stats!.tokens), hits });
+  const column = new Map(words.map((w, i) => [w, `rank_${i}`]));
+  const phrasesOnly = phrases.every(isSingleWord) && (match.kind === 'phrase' || match.kind === 'and' || match.kind === 'or') && (match.kind === 'phrase' || match.children.every((c) => c.kind === 'phrase'));
+  if (phrasesOnly) {
+    // The common case, without per-row closures: each phrase is one word whose frequency ts_rank gives.
+    const columns = phrases.map((p) => column.get(p.tokens[0]!)!);
+    const freq = new Array<number>(phrases.length);
+    return candidates.map((c) => {
+      for (let i = 0; i < columns.length; i++) freq[i] = frequencyFromRank(Number(c[columns[i]!]));
+      return { id: Number(c.id), score: bm25Score(freq, Number(c.dl ?? 0), weights) };
+    });
+  }
+  // One-word prefix phrases (`deploy*`) and single words only: every position of a kept lexeme is one
+  // occurrence, so counting positions in the text form is enough (lexemes are letters and digits only).
+  const countOnly = phrases.every((p) => p.tokens.length === 1) && match.kind !== 'not' && !hasCompoundOr(match);
+  if (countOnly) {
+    return candidates.map((c) => {
+      const tf = String(c.tf ?? '');
+      const instances = (p: Phrase) => (isSingleWord(p) ? frequencyFromRank(Number(c[column.get(p.tokens[0]!)!])) : positionsOfPrefix(tf, p.tokens[0]!));
+      return { id: Number(c.id), score: bm25Score(countedFrequencies(match, instances), Number(c.dl ?? 0), weights) };
+    });
+  }
+  return candidates.map((c) => {
+    const positions = c.tf === null || c.tf === undefined ? null : parseTsvectorPositions(String(c.tf));
+    const instances = (p: Phrase) =>
+      isSingleWord(p) ? frequencyFromRank(Number(c[column.get(p.tokens[0]!)!])) : positions ? phraseInstances(p, positions) : 0;
+    return { id: Number(c.id), score: bm25Score(countedFrequencies(match, instances), Number(c.dl ?? 0), weights) };
+  });
+}
+
+/** Whether an OR in the query has a child that is not a single phrase (its phrases then count conditionally). */
+function hasCompoundOr(node: QueryNode): boolean {
+  if (node.kind === 'phrase') return false;
+  if (node.kind === 'not') return hasCompoundOr(node.left) || hasCompoundOr(node.right);
+  return (node.kind === 'or' && node.children.some((c) => c.kind !== 'phrase')) || node.children.some(hasCompoundOr);
+}
+
+/** Occurrences of lexemes starting with `prefix` in a tsvector's text form (`'word':3A,17A …`). */
+function positionsOfPrefix(tf: string, prefix: string): number {
+  let n = 0;
+  for (const m of tf.matchAll(/'([^']*)':([0-9A-D,]+)/g)) if (m[1]!.startsWith(prefix)) n += m[2]!.split(',').length;
+  return n;
 }
 
 /** The page's hit rows, in the order of `ids`. */
@@ -130,21 +178,33 @@ function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
 }
 
 /**
- * Word search ordered as FTS5 orders it. Relevance: BM25 over every candidate (below the rank cap's bound),
- * ties by id. Newest/oldest: by time, and within equal times by BM25 then id — only the rows that share a
+ * Word search ordered as FTS5 orders it. Relevance: BM25 over every match, or over the newest `cap` when
+ * there are more (one scan: the newest cap + 1 matches by id; their frequencies are read only after the
+ * LIMIT), ties by id. Newest/oldest: by time, and within equal times by BM25 then id; only rows sharing a
  * timestamp with another row of the page need a score.
  */
-function* wordsPage(match: QueryNode, where: SQL | null, order: SearchOrder, limit: number, offset: number, bound: number | null): Op<Array<Record<string, unknown>>> {
+function* wordsPage(
+  match: QueryNode,
+  where: SQL | null,
+  order: SearchOrder,
+  limit: number,
+  offset: number,
+  cap: number,
+): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }> {
   const q = sql`CAST(${tsqueryText(match)}::text AS tsquery)`;
   const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
-  const filter = sql`m.search_vector @@ ${q} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}`;
+  const filter = sql`m.search_vector @@ ${q} ${where ?? sql``}`;
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
   if (order === 'relevance') {
-    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${queryWordPositions(match)} AS tf FROM messages m ${sessions} WHERE ${filter}`);
-    if (offset >= candidates.length) return [];
-    const knownHits = bound === null && where === null ? candidates.length : null;
-    const scored = (yield* scoreRows(match, candidates, knownHits)).sort((a, b) => a.score - b.score || a.id - b.id);
-    return yield* hitRows(scored.slice(offset, end).map((r) => r.id));
+    const { columns, words } = frequencyColumns(match, sql`c.v`);
+    const found = yield* rows(sql`SELECT c.id, c.dl, ${columns} FROM (
+        SELECT m.id, m.search_length AS dl, m.search_vector AS v FROM messages m ${sessions} WHERE ${filter}
+        ORDER BY m.id DESC LIMIT ${cap + 1}::int8) c`);
+    const capped = found.length > cap;
+    const candidates = capped ? found.slice(0, cap) : found;
+    if (offset >= candidates.length) return { rows: [], capped };
+    const scored = (yield* scoreRows(match, words, candidates)).sort((a, b) => a.score - b.score || a.id - b.id);
+    return { rows: yield* hitRows(scored.slice(offset, end).map((r) => r.id)), capped };
   }
   const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
   const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter}
@@ -160,29 +220,26 @@ function* wordsPage(match: QueryNode, where: SQL | null, order: SearchOrder, lim
   const tied = [...perTime.values()].filter((ids) => ids.length > 1).flat();
   const scores = new Map<number, number>();
   if (tied.length > 0) {
-    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${queryWordPositions(match)} AS tf FROM messages m
+    const { columns, words } = frequencyColumns(match, sql`m.search_vector`);
+    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${columns} FROM messages m
       WHERE m.id IN (${sql.join(tied.map((id) => sql`${id}::int8`), sql`, `)})`);
-    for (const r of yield* scoreRows(match, candidates, null)) scores.set(r.id, r.score);
+    for (const r of yield* scoreRows(match, words, candidates)) scores.set(r.id, r.score);
   }
   const sign = order === 'newest' ? -1 : 1;
   const ordered = [...time.keys()].sort((a, b) => sign * (time.get(a)! - time.get(b)!) || (scores.get(a) ?? 0) - (scores.get(b) ?? 0) || a - b);
-  return yield* hitRows(ordered.slice(offset, end));
+  return { rows: yield* hitRows(ordered.slice(offset, end)), capped: false };
 }
 
 export const pgSearch: SearchStatements = {
-  capBound: (path, match, where, cap) => {
+  *page(path, match, where, order, limit, offset, cap) {
+    if (path === 'words') return yield* wordsPage(match, where, order, limit, offset, cap);
+    // Substring matches are found as Hermes finds them; their relevance order is newest first (no cap needed).
     const { from, condition } = matchFrom(path, match);
-    const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
-    return sql`SELECT m.id AS bound FROM messages m ${sessions} ${from} WHERE ${condition} ${where ?? sql``}
-      ORDER BY m.id DESC OFFSET ${cap - 1}::int8 LIMIT 1`;
-  },
-  *page(path, match, where, order, limit, offset, bound) {
-    if (path === 'words') return yield* wordsPage(match, where, order, limit, offset, bound);
-    const { from, condition } = matchFrom(path, match);
-    return yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
-      WHERE ${condition} ${bound === null ? sql`` : sql`AND m.id >= ${bound}::int8`} ${where ?? sql``}
+    const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
+      WHERE ${condition} ${where ?? sql``}
       ORDER BY ${substringOrder(order)}
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
+    return { rows: found, capped: false };
   },
   pageText: (_path, _match, ids) => {
     // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
