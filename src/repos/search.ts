@@ -7,8 +7,8 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { contentPreviewText } from '../codecs/content.js';
 import { pySlice, pyStrip } from '../codecs/python-text.js';
-import type { MatchPath, SearchOrder } from '../db/dialect.js';
-import { rows } from '../db/ops.js';
+import type { Dialect, MatchPath, SearchOrder } from '../db/dialect.js';
+import { type Op, rows } from '../db/ops.js';
 import { containsCjk, routeCjk } from '../search/cjk.js';
 import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
@@ -116,6 +116,25 @@ function snippetOf(row: PageRow, path: MatchPath, match: QueryNode): string | nu
   return boundedSnippet(String(row.search_text), match, path, Boolean(row.truncated));
 }
 
+/**
+ * Hermes' short-CJK page: newest first, and messages written in the same instant in id order (Hermes scans
+ * the table and sorts it stably; we walk the time index newest-first, which gives ties the other way round,
+ * so the page is read from the start and a tie group reaching past its end is read whole).
+ */
+function* likePage(d: Dialect, tokens: string[], where: SQL | null, limit: number, offset: number): Op<PageRow[]> {
+  const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+  const prefix = yield* rows(d.search.like(tokens, where, end, 0));
+  const last = prefix.at(-1);
+  const tail =
+    last && prefix.length === end
+      ? yield* rows(d.search.like(tokens, sql`${where ?? sql``} AND m.timestamp = ${d.time(d.decode.time(last.timestamp))}`, Number.MAX_SAFE_INTEGER, 0))
+      : [];
+  const byId = new Map([...prefix, ...tail].map((r) => [d.decode.int(r.id), r]));
+  return [...byId.values()]
+    .sort((a, b) => d.decode.time(b.timestamp) - d.decode.time(a.timestamp) || d.decode.int(a.id) - d.decode.int(b.id))
+    .slice(offset, end);
+}
+
 export class SearchRepo {
   constructor(
     private readonly ctx: RepoContext,
@@ -152,7 +171,7 @@ export class SearchRepo {
     let rankedWithin: number | null = null;
     const snippets = new Map<number, string | null>();
     if (plan.path === 'like') {
-      found = await d.read(() => rows(d.search.like(plan.tokens, where, limit, f.offset)));
+      found = await d.read(() => likePage(d, plan.tokens, where, limit, f.offset));
       for (const r of found) snippets.set(d.decode.int(r.id), r.snippet === null || r.snippet === undefined ? null : String(r.snippet));
     } else {
       const order = searchOrder(f.sort);

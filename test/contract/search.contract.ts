@@ -56,6 +56,16 @@ export function searchContract(f: StoreFixture): void {
       for (const sort of ['newest', 'oldest', null] as const) {
         expect((await f.store.searchMessages('tie', { sort })).map((h) => h.id), String(sort)).toEqual([short, plain, same, long]);
       }
+      // Hermes' short-CJK path is newest first, and a stable sort keeps same-instant messages in id order.
+      f.clock.set(TestClock.START + 2000);
+      const first = await f.store.appendMessage('s1', 'user', '今天通信正常');
+      f.clock.set(TestClock.START + 2000);
+      const second = await f.store.appendMessage('s1', 'user', '通信又失败了');
+      f.clock.set(TestClock.START + 1500);
+      const older = await f.store.appendMessage('s1', 'user', '通信');
+      expect((await f.store.searchMessages('通信')).map((h) => h.id)).toEqual([first, second, older]);
+      expect((await f.store.searchMessages('通信', { limit: 1 })).map((h) => h.id)).toEqual([first]);
+      expect((await f.store.searchMessages('通信', { limit: 1, offset: 1 })).map((h) => h.id)).toEqual([second]);
     });
 
     it('finds content case-insensitively with marked snippets, and context around each hit', async () => {
