@@ -193,16 +193,3 @@ export function parseQuery(input: string, mode: QueryMode): ParsedQuery {
     throw error;
   }
 }
-
-/** Phrases that must match (not under the right side of a NOT): what snippets highlight. */
-export function positivePhrases(node: QueryNode): Phrase[] {
-  switch (node.kind) {
-    case 'phrase':
-      return [node];
-    case 'and':
-    case 'or':
-      return node.children.flatMap(positivePhrases);
-    case 'not':
-      return positivePhrases(node.left);
-  }
-}

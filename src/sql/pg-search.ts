@@ -8,7 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../codecs/time.js';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
 import { type Op, rows } from '../db/ops.js';
-import { allPhrases, bm25Score, bm25Weights, countedFrequencies, frequencyFromRank, parseTsvectorPositions, phraseInstances } from '../search/bm25.js';
+import { type Positions, allPhrases, bm25Score, bm25Weights, countedFrequencies, frequencyFromRank, parseTsvectorPositions, phraseInstances } from '../search/bm25.js';
 import type { Phrase, QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { containsPattern, escapeLike } from './like.js';
@@ -137,29 +137,18 @@ function* scoreRows(match: QueryNode, words: string[], candidates: Array<Record<
       return { id: Number(c.id), score: bm25Score(freq, Number(c.dl ?? 0), weights) };
     });
   }
-  // One-word prefix phrases (`deploy*`) and single words only: every position of a kept lexeme is one
-  // occurrence, so counting positions in the text form is enough (lexemes are letters and digits only).
-  const countOnly = phrases.every((p) => p.tokens.length === 1) && match.kind !== 'not' && !hasCompoundOr(match);
-  if (countOnly) {
-    return candidates.map((c) => {
-      const tf = String(c.tf ?? '');
-      const instances = (p: Phrase) => (isSingleWord(p) ? frequencyFromRank(Number(c[column.get(p.tokens[0]!)!])) : positionsOfPrefix(tf, p.tokens[0]!));
-      return { id: Number(c.id), score: bm25Score(countedFrequencies(match, instances), Number(c.dl ?? 0), weights) };
-    });
-  }
   return candidates.map((c) => {
-    const positions = c.tf === null || c.tf === undefined ? null : parseTsvectorPositions(String(c.tf));
-    const instances = (p: Phrase) =>
-      isSingleWord(p) ? frequencyFromRank(Number(c[column.get(p.tokens[0]!)!])) : positions ? phraseInstances(p, positions) : 0;
+    const tf = c.tf === null || c.tf === undefined ? '' : String(c.tf);
+    let positions: Positions | null = null;
+    const instances = (p: Phrase) => {
+      if (isSingleWord(p)) return frequencyFromRank(Number(c[column.get(p.tokens[0]!)!]));
+      // A one-word prefix (`deploy*`): every position of a kept lexeme is one occurrence, no positions needed.
+      if (p.tokens.length === 1) return positionsOfPrefix(tf, p.tokens[0]!);
+      positions ??= parseTsvectorPositions(tf);
+      return phraseInstances(p, positions);
+    };
     return { id: Number(c.id), score: bm25Score(countedFrequencies(match, instances), Number(c.dl ?? 0), weights) };
   });
-}
-
-/** Whether an OR in the query has a child that is not a single phrase (its phrases then count conditionally). */
-function hasCompoundOr(node: QueryNode): boolean {
-  if (node.kind === 'phrase') return false;
-  if (node.kind === 'not') return hasCompoundOr(node.left) || hasCompoundOr(node.right);
-  return (node.kind === 'or' && node.children.some((c) => c.kind !== 'phrase')) || node.children.some(hasCompoundOr);
 }
 
 /** Occurrences of lexemes starting with `prefix` in a tsvector's text form (`'word':3A,17A …`). */
