@@ -12,7 +12,10 @@ const ONLY_IN = {
     indexes: {} as Record<string, string>,
   },
   pg: {
-    tables: { message_search_stats: "BM25's corpus totals (rows, words); FTS5 keeps them in messages_fts_data" } as Record<string, string>,
+    tables: {
+      message_search_stats: "BM25's corpus totals (rows, words); FTS5 keeps them in messages_fts_data",
+      message_search_terms: "each word's messages, positions and their lengths (postings); FTS5 keeps them in messages_fts_data",
+    } as Record<string, string>,
     columns: {
       'messages.content_json': 'structured content as jsonb (Postgres text cannot hold the NUL of "\\x00json:")',
       'messages.search_vector': 'generated tsvector; SQLite keeps its word index in the FTS5 table messages_fts',

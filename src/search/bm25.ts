@@ -6,8 +6,9 @@
  */
 import type { Phrase, QueryNode } from './query.js';
 
-const K1 = 1.2;
-const B = 0.75;
+/** FTS5's bm25() parameters. */
+export const K1 = 1.2;
+export const B = 0.75;
 
 /** Every phrase of the query in order (FTS5's xPhraseCount / xPhraseSize numbering), duplicates included. */
 export function allPhrases(node: QueryNode): Phrase[] {

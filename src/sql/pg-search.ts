@@ -11,6 +11,7 @@ import { type Op, rows } from '../db/ops.js';
 import { type Positions, allPhrases, bm25Score, bm25Weights, countedFrequencies, frequencyFromRank, parseTsvectorPositions, phraseInstances } from '../search/bm25.js';
 import type { Phrase, QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
+import { PostingsCompiler, prefixTerms } from './pg-postings.js';
 import { containsPattern, escapeLike } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
@@ -107,6 +108,25 @@ function frequencyColumns(match: QueryNode, v: SQL): { columns: SQL; words: stri
 type ScoredRow = { id: number; score: number };
 
 /**
+ * BM25's weights for a query: rows and words from message_search_stats, each phrase's document frequency
+ * from the postings, counted only when the query has several distinct phrases (with one, it scales every
+ * score alike and cannot change the order).
+ */
+function* postingsWeights(match: QueryNode, compiler: PostingsCompiler): Op<{ idf: number[]; avgdl: number }> {
+  const phrases = allPhrases(match);
+  const keys = phrases.map((p) => tsqueryText(p));
+  const distinct = [...new Map(phrases.map((p, i) => [keys[i]!, p])).values()];
+  const counted = distinct.length > 1;
+  const hitColumns = counted ? sql`, ${sql.join(distinct.map((p, i) => sql`${compiler.documentCount(p)} AS ${sql.raw(`h${i}`)}`), sql`, `)}` : sql``;
+  const [stats] = yield* rows<Record<string, unknown>>(sql`SELECT
+      (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
+      (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`);
+  const index = new Map(distinct.map((p, i) => [tsqueryText(p), i]));
+  const hits = keys.map((k) => (counted ? Number(stats![`h${index.get(k)}`]) : 1));
+  return bm25Weights({ rows: Math.max(1, Number(stats!.docs)), tokens: Number(stats!.tokens), hits });
+}
+
+/**
  * BM25 (FTS5's) for candidate rows `{ id, dl, rank_<i>, tf }` (see frequencyColumns). Rows and words come
  * from message_search_stats; each phrase's document frequency is counted only when the query has several
  * distinct phrases (with one, it scales every score alike and cannot change the order).
@@ -186,15 +206,9 @@ function* wordsPage(
   const filter = sql`m.search_vector @@ ${q} ${where ?? sql``}`;
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
   if (order === 'relevance') {
-    const { columns, words } = frequencyColumns(match, sql`c.v`);
-    const found = yield* rows(sql`SELECT c.id, c.dl, ${columns} FROM (
-        SELECT m.id, m.search_length AS dl, m.search_vector AS v FROM messages m ${sessions} WHERE ${filter}
-        ORDER BY m.id DESC LIMIT ${cap + 1}::int8) c`);
-    const capped = found.length > cap;
-    const candidates = capped ? found.slice(0, cap) : found;
-    if (offset >= candidates.length) return { rows: [], capped };
-    const scored = (yield* scoreRows(match, words, candidates)).sort((a, b) => a.score - b.score || a.id - b.id);
-    return { rows: yield* hitRows(scored.slice(offset, end).map((r) => r.id)), capped };
+    const compiler = new PostingsCompiler(match, yield* prefixTerms(match), cap);
+    const page = yield* compiler.rankedPage(where, yield* postingsWeights(match, compiler), offset, limit);
+    return { rows: yield* hitRows(page.ids), capped: page.capped };
   }
   const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
   const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter}
@@ -211,7 +225,7 @@ function* wordsPage(
   const scores = new Map<number, number>();
   if (tied.length > 0) {
     const { columns, words } = frequencyColumns(match, sql`m.search_vector`);
-    const candidates = yield* rows(sql`SELECT m.id, m.search_length AS dl, ${columns} FROM messages m
+    const candidates = yield* rows(sql`SELECT m.id, m.search_length + (m.content_json IS NOT NULL)::int AS dl, ${columns} FROM messages m
       WHERE m.id IN (${sql.join(tied.map((id) => sql`${id}::int8`), sql`, `)})`);
     for (const r of yield* scoreRows(match, words, candidates)) scores.set(r.id, r.score);
   }

@@ -42,3 +42,19 @@ export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): 
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
   return dir;
 }
+
+/** A copy of the shipped Postgres migrations that stops at `lastTag`: a store as an older version left it. */
+export function pgFolderUpTo(lastTag: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-migrations-pg-upto-'));
+  fs.cpSync(shippedFolder('pg'), dir, { recursive: true });
+  const journal = readJournal(dir);
+  const keep = journal.entries.findIndex((e) => e.tag === lastTag);
+  if (keep < 0) throw new Error(`no migration ${lastTag} in ${shippedFolder('pg')}`);
+  for (const e of journal.entries.slice(keep + 1)) {
+    fs.rmSync(path.join(dir, `${e.tag}.sql`));
+    fs.rmSync(path.join(dir, 'meta', `${e.tag.slice(0, 4)}_snapshot.json`), { force: true });
+  }
+  journal.entries = journal.entries.slice(0, keep + 1);
+  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
+  return dir;
+}

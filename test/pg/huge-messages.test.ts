@@ -16,7 +16,7 @@ import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
 import { rng } from '../helpers/corpus.js';
-import { readJournal, shippedFolder } from '../helpers/migration-folders.js';
+import { pgFolderUpTo, readJournal } from '../helpers/migration-folders.js';
 
 const MiB = 1024 * 1024;
 /** Migration 0004 builds the word vector from a message's first 90,000 and last 10,000 characters. */
@@ -110,22 +110,6 @@ const matchingIds = async (store: SessionStore, query: string, sort?: string) =>
   );
   return found.map((r) => r.id);
 };
-
-/** A copy of the shipped Postgres migrations that stops at `lastTag`: a store as an older version left it. */
-function pgFolderUpTo(lastTag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-migrations-pg-upto-'));
-  fs.cpSync(shippedFolder('pg'), dir, { recursive: true });
-  const journal = readJournal(dir);
-  const keep = journal.entries.findIndex((e) => e.tag === lastTag);
-  expect(keep).toBeGreaterThanOrEqual(0);
-  for (const e of journal.entries.slice(keep + 1)) {
-    fs.rmSync(path.join(dir, `${e.tag}.sql`));
-    fs.rmSync(path.join(dir, 'meta', `${e.tag.slice(0, 4)}_snapshot.json`), { force: true });
-  }
-  journal.entries = journal.entries.slice(0, keep + 1);
-  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
-  return dir;
-}
 
 const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
 const tmpDirs: string[] = [];

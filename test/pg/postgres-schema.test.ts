@@ -39,6 +39,8 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
   },
   // BM25's corpus totals (migration 0004), kept by triggers on messages.
   message_search_stats: { shard: 'integer', docs: 'bigint', tokens: 'bigint' },
+  // Postings (migration 0005): each word's messages with its positions and the message's length.
+  message_search_terms: { term: 'text', message_id: 'bigint', doc_length: 'integer', positions: 'array' },
 };
 
 const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
@@ -251,27 +253,43 @@ for (const h of [pgliteHarness(), await postgresHarness()]) {
       }
     });
 
-    it('keeps message_search_stats equal to the messages table through inserts, replaces, updates, deletes and truncation', async () => {
+    it('keeps message_search_stats and the postings equal to the messages table through inserts, replaces, updates, deletes and truncation', async () => {
       const store = await h.open();
       const backend = store.backend as PgBackend;
       const rows = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await backend.db.execute(query));
       const check = async () => {
         const [stats] = await rows<{ docs: string; tokens: string }>(sql`SELECT COALESCE(sum(docs), 0)::text AS docs, COALESCE(sum(tokens), 0)::text AS tokens FROM message_search_stats`);
-        const [real] = await rows<{ docs: string; tokens: string }>(sql`SELECT count(*)::text AS docs, COALESCE(sum(search_length), 0)::text AS tokens FROM messages`);
+        // FTS5's lengths: structured content has one more word on SQLite ("json" of its "\x00json:" marker).
+        const [real] = await rows<{ docs: string; tokens: string }>(
+          sql`SELECT count(*)::text AS docs, COALESCE(sum(search_length + (content_json IS NOT NULL)::int), 0)::text AS tokens FROM messages`,
+        );
         expect(stats).toEqual(real);
+        // The postings (migration 0005) are exactly each message's vector, both ways.
+        const vectors = sql`SELECT u.lexeme COLLATE "C" AS term, m.id AS message_id, m.search_length + (m.content_json IS NOT NULL)::int AS doc_length, u.positions
+          FROM messages m, unnest(m.search_vector) u`;
+        const [drift] = await rows<{ missing: number; extra: number; postings: number }>(sql`SELECT
+            (SELECT count(*)::int FROM (${vectors} EXCEPT ALL SELECT term, message_id, doc_length, positions FROM message_search_terms) d) AS missing,
+            (SELECT count(*)::int FROM (SELECT term, message_id, doc_length, positions FROM message_search_terms EXCEPT ALL ${vectors}) d) AS extra,
+            (SELECT count(*)::int FROM message_search_terms) AS postings`);
+        expect({ missing: drift!.missing, extra: drift!.extra }).toEqual({ missing: 0, extra: 0 });
+        if (Number(real!.docs) > 0) expect(drift!.postings).toBeGreaterThan(0);
         return Number(real!.docs);
       };
       try {
         await store.createSession('a', 'cli');
         await store.createSession('b', 'cli');
         for (let i = 0; i < 20; i++) await store.appendMessage(i % 2 ? 'a' : 'b', 'user', `word ${'x '.repeat(i)} end`);
-        await store.appendMessages('a', [{ role: 'user', content: 'one two three' }, { role: 'assistant', content: null, toolCalls: [{ id: 'c', function: { name: 'run', arguments: '{"q": "four five"}' } }] }]);
-        expect(await check()).toBe(22);
+        await store.appendMessages('a', [
+          { role: 'user', content: 'one two three' },
+          { role: 'assistant', content: null, toolCalls: [{ id: 'c', function: { name: 'run', arguments: '{"q": "four five"}' } }] },
+          { role: 'assistant', content: [{ type: 'text', text: 'structured six' }] },
+        ]);
+        expect(await check()).toBe(23);
         // The word count is FTS5's: every run of letters and digits in content, tool name and tool-call JSON.
         const [one] = await rows<{ n: number }>(sql`SELECT search_length AS n FROM messages WHERE content = 'one two three'`);
         expect(one!.n).toBe(3);
         await store.replaceMessages('b', [{ role: 'user', content: 'replaced with five words here' }]);
-        expect(await check()).toBe(13);
+        expect(await check()).toBe(14);
         await backend.db.execute(sql`UPDATE messages SET content = 'now much longer content than before it was' WHERE content = 'one two three'`);
         await check();
         await store.deleteSession('a');

@@ -1,0 +1,331 @@
+/**
+ * Word search over the Postgres postings (message_search_terms, migration 0005): one row per (word, message)
+ * with the word's positions and the message's length, read index-only in id order.
+ *
+ * A parsed query compiles to one SQL relation per AST node, with columns `id`, `dl` (the message's length in
+ * words) and `f<j>` for each phrase j of the node (allPhrases numbering): the messages the node matches and how
+ * often each phrase occurs in them. Phrases FTS5 does not count for a row are absent (null): the right side of
+ * a NOT, an OR branch that does not match the row. So the root relation holds FTS5's own phrase frequencies
+ * (countedFrequencies) and BM25 needs nothing else.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { type Op, rows } from '../db/ops.js';
+import { B, K1, allPhrases } from '../search/bm25.js';
+import type { Phrase, QueryNode } from '../search/query.js';
+
+/** A prefix with more words than this is read as one key range instead of word by word. */
+const MAX_PREFIX_TERMS = 1000;
+/**
+ * At most this many id-ordered scans are merged in one statement (planning a merge of hundreds costs more than
+ * it saves); a prefix with more words is read over growing windows of the newest ids instead.
+ */
+const MAX_MERGED_SCANS = 32;
+
+const NOTHING = (columns: number[]) =>
+  sql`SELECT NULL::int8 AS id, NULL::int AS dl${sql.join(columns.map((j) => sql`, NULL::int AS ${f(j)}`), sql``)} WHERE false`;
+const f = (j: number) => sql.raw(`f${j}`);
+
+/** The first string after every string that starts with `prefix` (byte order = code point order), if any. */
+export function prefixEnd(prefix: string): string | null {
+  const chars = [...prefix];
+  const last = chars.pop()?.codePointAt(0);
+  if (last === undefined || last >= 0x10ffff) return null;
+  return chars.join('') + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1);
+}
+
+/** The key range of the words starting with `prefix`, on the table aliased `alias`. */
+function prefixRange(alias: string, prefix: string): SQL {
+  const term = sql.raw(`${alias}.term`);
+  const end = prefixEnd(prefix);
+  return end === null ? sql`${term} >= ${prefix} AND starts_with(${term}, ${prefix})` : sql`${term} >= ${prefix} AND ${term} < ${end}`;
+}
+
+/** The words present that start with each prefix (null: more than MAX_PREFIX_TERMS), walked as a loose index scan. */
+export function* prefixTerms(match: QueryNode): Op<Map<string, string[] | null>> {
+  const prefixes = [...new Set(allPhrases(match).filter((p) => p.prefix && p.tokens.length > 0).map((p) => p.tokens.at(-1)!))];
+  const out = new Map<string, string[] | null>();
+  for (const prefix of prefixes) {
+    const found = yield* rows<{ term: string }>(sql`WITH RECURSIVE t(term) AS (
+        (SELECT x.term FROM message_search_terms x WHERE ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
+        UNION ALL
+        SELECT (SELECT x.term FROM message_search_terms x WHERE x.term > t.term AND ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
+        FROM t WHERE t.term IS NOT NULL)
+      SELECT term FROM t WHERE term IS NOT NULL LIMIT ${MAX_PREFIX_TERMS + 1}`);
+    out.set(prefix, found.length > MAX_PREFIX_TERMS ? null : found.map((r) => r.term));
+  }
+  return out;
+}
+
+const textArray = (items: string[]) => sql`ARRAY[${sql.join(items.map((i) => sql`${i}::text`), sql`, `)}]::text[]`;
+
+export interface Bm25Weights {
+  idf: number[];
+  avgdl: number;
+}
+
+interface Relation {
+  sql: SQL;
+  /** The phrases (allPhrases numbering) this relation has a frequency column for. */
+  phrases: number[];
+}
+
+/**
+ * Compiles a query to its relation and ranks it. The cap (+ 2, so a page can be checked complete) is pushed into a
+ * node's scans when every node above it is an OR and no filter follows: then the root's newest matches are among
+ * each such node's newest.
+ */
+export class PostingsCompiler {
+  private readonly numbering = new Map<Phrase, number>();
+  /** While probing a window of the newest ids: every scan reads only ids above this one. */
+  private bound: number | null = null;
+
+  constructor(
+    private readonly root: QueryNode,
+    private readonly terms: Map<string, string[] | null>,
+    private readonly cap: number,
+  ) {
+    allPhrases(root).forEach((p, j) => this.numbering.set(p, j));
+  }
+
+  /**
+   * One page of the query's matches ranked by BM25 (then id), ranking the newest `cap` matches when there are
+   * more (`capped`). `filter` (on messages m and sessions s) applies before the cap. The ranking runs in
+   * Postgres, so only the page's ids travel, whatever the number of candidates.
+   */
+  *rankedPage(filter: SQL | null, weights: Bm25Weights, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
+    const limit = this.cap + 1;
+    const branches = filter === null ? this.branches(this.root) : null;
+    if (branches !== null && branches.length > MAX_MERGED_SCANS) return yield* this.windowed(weights, offset, count);
+    if (branches !== null && branches.length > 1) {
+      // An OR of words and prefixes: Postgres merges the words' id-ordered scans and stops after `streamed` rows.
+      for (let streamed = 4 * (limit + 1); streamed <= 64 * (limit + 1); streamed *= 4) {
+        const page = yield* this.ranked(this.mergedPage(branches, streamed), this.allColumns(), weights, offset, count);
+        // Complete when the page fills before the last message read (whose rows the LIMIT may cut), or when
+        // the scans ran out before the LIMIT; otherwise read four times as many rows.
+        if (page.groups > limit || page.streamed < streamed) return page;
+      }
+    }
+    const top = this.node(this.root, filter === null);
+    const columns = sql.join(top.phrases.map((j) => sql`, r.${f(j)}`), sql``);
+    const join = filter === null ? sql`` : sql`JOIN messages m ON m.id = r.id JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+    const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id DESC LIMIT ${limit}::int8`;
+    return yield* this.ranked(candidates, top.phrases, weights, offset, count);
+  }
+
+  /**
+   * Ranks candidate rows `{ id, dl, f…, n }` (newest first; `n`: rows they were read from): BM25 in FTS5's
+   * order of operations on float8, which is the double arithmetic of bm25Score, so the order is the same.
+   * Returns the page, how many candidates there were (`groups`) and how many rows they came from.
+   */
+  private *ranked(candidates: SQL, present: number[], weights: Bm25Weights, offset: number, count: number) {
+    const has = new Set(present);
+    const dl = sql`c.dl::float8`;
+    const norm = sql`(${K1}::float8 * (${1 - B}::float8 + (${B}::float8 * ${dl}) / ${weights.avgdl}::float8))`;
+    let score: SQL = sql`0::float8`;
+    weights.idf.forEach((idf, j) => {
+      if (!has.has(j)) return; // a phrase FTS5 never counts here scores 0 for every row
+      const fj = sql`COALESCE(c.${f(j)}, 0)::float8`;
+      score = sql`(${score} + ${idf}::float8 * ((${fj} * ${K1 + 1.0}::float8) / (${fj} + ${norm})))`;
+    });
+    const found = yield* rows<{ id: string | number | null; groups: string | number; streamed: string | number }>(sql`
+      WITH c AS MATERIALIZED (${candidates}),
+        meta AS (SELECT count(*) AS groups, COALESCE(sum(c.n), 0) AS streamed FROM c)
+      SELECT p.id, meta.groups, meta.streamed FROM meta LEFT JOIN LATERAL (
+        SELECT c.id, -1.0::float8 * ${score} AS score
+        FROM (SELECT c.*, row_number() OVER (ORDER BY c.id DESC) AS k FROM c) c
+        WHERE c.k <= ${this.cap}::int8 ORDER BY score, c.id LIMIT ${count}::int8 OFFSET ${offset}::int8) p ON true
+      ORDER BY p.score, p.id`);
+    const groups = Number(found[0]?.groups ?? 0);
+    return {
+      ids: found.filter((r) => r.id !== null).map((r) => Number(r.id)),
+      capped: groups > this.cap,
+      groups,
+      streamed: Number(found[0]?.streamed ?? 0),
+    };
+  }
+
+  private allColumns(): number[] {
+    return allPhrases(this.root).map((_, j) => j);
+  }
+
+  /**
+   * The newest `cap` + 1 matches read over windows of the newest ids, each scan reading only its ids above the
+   * window's start; the window grows until it holds them or every id.
+   * The matches above an id are exact whatever the query: a message matches by its own words.
+   */
+  private *windowed(weights: Bm25Weights, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
+    const limit = this.cap + 1;
+    const [newest] = yield* rows<{ top: string | number }>(sql`SELECT COALESCE(max(id), 0) AS top FROM messages`);
+    const top = Number(newest!.top);
+    try {
+      // A first look at the newest ids, counting only, sizes the window: matches are spread about evenly over ids.
+      const sample = Math.ceil(limit / 2);
+      this.bound = top - sample > 0 ? top - sample : null;
+      const [seen] = yield* rows<{ n: string | number }>(sql`SELECT count(*) AS n FROM (${this.node(this.root, false).sql}) r`);
+      const density = Number(seen!.n) / sample;
+      let window = density > 0 ? Math.ceil((1.25 * limit) / density) : 64 * limit;
+      for (;;) {
+        this.bound = top - window > 0 ? top - window : null;
+        const relation = this.node(this.root, false);
+        const columns = sql.join(relation.phrases.map((j) => sql`, r.${f(j)}`), sql``);
+        const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${relation.sql}) r ORDER BY r.id DESC LIMIT ${limit}::int8`;
+        const page = yield* this.ranked(candidates, relation.phrases, weights, offset, count);
+        if (page.groups >= limit || this.bound === null) return page;
+        // Grow by the shortfall with a fifth to spare (matches are spread about evenly over ids), at least by a quarter.
+        window = Math.ceil(window * Math.min(64, Math.max(1.25, (1.2 * limit) / Math.max(1, page.groups))));
+      }
+    } finally {
+      this.bound = null;
+    }
+  }
+
+  /** `AND <alias>.message_id > bound` while probing a window, else nothing. */
+  private above(alias: string): SQL {
+    return this.bound === null ? sql`` : sql` AND ${sql.raw(alias)}.message_id > ${this.bound}::int8`;
+  }
+
+  /**
+   * The id-ordered scans whose union is the root's matches (every column of the root in each), or null when
+   * the root is not an OR of words and prefixes at heart: a word is one scan, a prefix one per word, any
+   * other child of an OR one sorted relation.
+   */
+  private branches(node: QueryNode): SQL[] | null {
+    const all = allPhrases(this.root).map((_, j) => j);
+    const row = (own: number, value: SQL) => sql.join(all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
+    const scan = (j: number, term: string) =>
+      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM message_search_terms WHERE term = ${term} ORDER BY message_id DESC)`;
+    if (node.kind === 'or') {
+      const parts = node.children.map((c) => this.branches(c) ?? [this.sortedChild(c, all)]);
+      return parts.flat();
+    }
+    if (node.kind !== 'phrase' || node.tokens.length !== 1) return null;
+    const j = this.numbering.get(node)!;
+    if (!node.prefix) return [scan(j, node.tokens[0]!)];
+    const words = this.terms.get(node.tokens[0]!);
+    return words ? words.map((w) => scan(j, w)) : [this.sortedChild(node, all)];
+  }
+
+  private sortedChild(node: QueryNode, all: number[]): SQL {
+    const relation = this.node(node, true);
+    const own = new Set(relation.phrases);
+    const columns = sql.join(all.map((j) => (own.has(j) ? sql`, c.${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
+    return sql`(SELECT c.id, c.dl${columns} FROM (${relation.sql}) c ORDER BY c.id DESC)`;
+  }
+
+  /**
+   * The first `streamed` rows of the merged scans, grouped per message as they come (Postgres stops once the
+   * newest `cap` + 2 messages are out): each message's length, phrase frequencies and rows read (`n`).
+   */
+  private mergedPage(branches: SQL[], streamed: number): SQL {
+    const all = allPhrases(this.root).map((_, j) => j);
+    const sums = sql.join(all.map((j) => sql`, sum(s.${f(j)})::int AS ${f(j)}`), sql``);
+    return sql`SELECT s.id, max(s.dl) AS dl${sums}, count(*) AS n FROM (
+        SELECT * FROM (${sql.join(branches, sql` UNION ALL `)}) u ORDER BY u.id DESC LIMIT ${streamed}::int8) s
+      GROUP BY s.id ORDER BY s.id DESC LIMIT ${this.cap + 2}::int8`;
+  }
+
+  /** How many messages contain the phrase anywhere (BM25's document frequency). */
+  documentCount(phrase: Phrase): SQL {
+    if (phrase.tokens.length === 1 && !phrase.prefix) {
+      return sql`(SELECT count(*) FROM message_search_terms WHERE term = ${phrase.tokens[0]!})`;
+    }
+    return sql`(SELECT count(*) FROM (${this.phrase(phrase, 0, false).sql}) d)`;
+  }
+
+  private node(node: QueryNode, limitable: boolean): Relation {
+    switch (node.kind) {
+      case 'phrase':
+        return this.phrase(node, this.numbering.get(node)!, limitable);
+      case 'and': {
+        const children = node.children.map((c) => this.node(c, false));
+        const phrases = children.flatMap((c) => c.phrases);
+        const columns = children.flatMap((c, k) => c.phrases.map((j) => sql`, ${sql.raw(`c${k}`)}.${f(j)}`));
+        const from = sql.join(
+          children.map((c, k) => (k === 0 ? sql`(${c.sql}) c0` : sql`JOIN (${c.sql}) ${sql.raw(`c${k}`)} ON ${sql.raw(`c${k}`)}.id = c0.id`)),
+          sql` `,
+        );
+        return { sql: sql`SELECT c0.id, c0.dl${sql.join(columns, sql``)} FROM ${from}`, phrases };
+      }
+      case 'or': {
+        const children = node.children.map((c) => this.node(c, limitable));
+        const phrases = children.flatMap((c) => c.phrases);
+        const padded = children.map((c) => {
+          const own = new Set(c.phrases);
+          const columns = phrases.map((j) => (own.has(j) ? sql`, b.${f(j)}` : sql`, NULL::int AS ${f(j)}`));
+          return sql`SELECT b.id, b.dl${sql.join(columns, sql``)} FROM (${c.sql}) b`;
+        });
+        const columns = phrases.map((j) => sql`, max(u.${f(j)}) AS ${f(j)}`);
+        return {
+          sql: sql`SELECT u.id, max(u.dl) AS dl${sql.join(columns, sql``)} FROM (${sql.join(padded, sql` UNION ALL `)}) u GROUP BY u.id`,
+          phrases,
+        };
+      }
+      case 'not': {
+        const left = this.node(node.left, false);
+        const right = this.node(node.right, false);
+        const columns = left.phrases.map((j) => sql`, l.${f(j)}`);
+        return {
+          sql: sql`SELECT l.id, l.dl${sql.join(columns, sql``)} FROM (${left.sql}) l WHERE NOT EXISTS (SELECT 1 FROM (${right.sql}) r WHERE r.id = l.id)`,
+          phrases: left.phrases,
+        };
+      }
+    }
+  }
+
+  private phrase(phrase: Phrase, j: number, limitable: boolean): Relation {
+    const tokens = phrase.tokens;
+    const newest = limitable ? sql` ORDER BY id DESC LIMIT ${this.cap + 2}::int8` : sql``;
+    if (tokens.length === 0) return { sql: NOTHING([j]), phrases: [j] };
+    if (tokens.length === 1 && !phrase.prefix) {
+      return {
+        sql: sql`SELECT * FROM (SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS ${f(j)}
+          FROM message_search_terms x WHERE x.term = ${tokens[0]!}${this.above('x')}) w${newest}`,
+        phrases: [j],
+      };
+    }
+    const prefixWords = phrase.prefix ? this.terms.get(tokens.at(-1)!) : undefined;
+    if (prefixWords !== undefined && prefixWords !== null && prefixWords.length === 0) return { sql: NOTHING([j]), phrases: [j] };
+    if (tokens.length === 1) {
+      // A prefix: each word's newest matches when the cap applies here, else the whole key range, summed per message.
+      const prefix = tokens[0]!;
+      const newestOfEach = limitable ? sql` ORDER BY x.message_id DESC LIMIT ${this.cap + 2}::int8` : sql``;
+      const words = prefixWords
+        ? sql`SELECT p.* FROM unnest(${textArray(prefixWords)}) AS k(term) CROSS JOIN LATERAL (
+            SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM message_search_terms x
+            WHERE x.term = k.term${this.above('x')}${newestOfEach}) p`
+        : sql`SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM message_search_terms x
+            WHERE ${prefixRange('x', prefix)}${this.above('x')}`;
+      return {
+        sql: sql`SELECT * FROM (SELECT id, max(dl) AS dl, sum(n)::int AS ${f(j)} FROM (${words}) p GROUP BY id) w${newest}`,
+        phrases: [j],
+      };
+    }
+    // Two or more words: every word's postings of the same message, and the starts at which each word follows.
+    const alias = (i: number) => sql.raw(`a${i}`);
+    const joins: SQL[] = [];
+    for (let i = 1; i < tokens.length; i++) {
+      const last = i === tokens.length - 1 && phrase.prefix;
+      if (!last) {
+        joins.push(sql`JOIN message_search_terms ${alias(i)} ON ${alias(i)}.message_id = a0.message_id AND ${alias(i)}.term = ${tokens[i]!}`);
+      } else if (prefixWords) {
+        joins.push(sql`CROSS JOIN LATERAL (SELECT array_agg(p) AS positions FROM message_search_terms x, unnest(x.positions) p
+          WHERE x.term = ANY (${textArray(prefixWords)}) AND x.message_id = a0.message_id) ${alias(i)}`);
+      } else {
+        joins.push(sql`JOIN (SELECT x.message_id, array_agg(p) AS positions FROM message_search_terms x, unnest(x.positions) p
+          WHERE ${prefixRange('x', tokens[i]!)} GROUP BY x.message_id) ${alias(i)} ON ${alias(i)}.message_id = a0.message_id`);
+      }
+    }
+    const follows = sql.join(
+      tokens.slice(1).map((_, k) => sql`p + ${k + 1} = ANY (${alias(k + 1)}.positions)`),
+      sql` AND `,
+    );
+    const first = sql`a0.term = ${tokens[0]!}${this.above('a0')}`;
+    return {
+      sql: sql`SELECT * FROM (SELECT a0.message_id AS id, a0.doc_length AS dl, n.n AS ${f(j)}
+        FROM message_search_terms a0 ${sql.join(joins, sql` `)}
+        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM unnest(a0.positions) p WHERE ${follows}) n
+        WHERE ${first} AND n.n > 0) w${newest}`,
+      phrases: [j],
+    };
+  }
+}
