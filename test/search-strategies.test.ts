@@ -6,9 +6,10 @@
  * including when a merged read must be extended, a window grown, or a prefix has too many words to list.
  * A small rank window (searchRankWindow) makes every query here cross its cap.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../examples/hermes-state-db.js';
-import type { SearchMessagesOptions, SessionStore } from '../src/index.js';
+import type { PgBackend, SearchMessagesOptions, SessionStore, SqliteBackend } from '../src/index.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteMemoryHarness } from './backends.js';
 
 const MESSAGES = 1500;
@@ -59,7 +60,26 @@ const FILTERS: Array<[string, SearchMessagesOptions]> = [
   ['no filter', {}],
   ['role user', { roleFilter: ['user'] }],
   ['page 2', { offset: 25 }],
+  ['newest', { sort: 'newest' }],
+  ['oldest', { sort: 'oldest' }],
+  ['newest, role user', { sort: 'newest', roleFilter: ['user'] }],
+  ['oldest, page 2', { sort: 'oldest', offset: 25 }],
 ];
+
+/**
+ * Sets every message's time from its id, the same on every backend (appends take the clock's time, which differs
+ * between runs): in order, 1,700,000,000 + i div 2; against ids, 1,700,000,000 + ((i * 7919) mod 1500) div 2. Both
+ * give pairs of equal times, which newest/oldest break by rank; against ids, times cannot follow ids.
+ */
+async function setTimes(store: SessionStore, inOrder: boolean): Promise<void> {
+  if (store.dialect === 'sqlite') {
+    const time = inOrder ? 'CAST(id / 2 AS INTEGER)' : 'CAST(((id * 7919) % 1500) / 2 AS INTEGER)';
+    (store.backend as SqliteBackend).client.exec(`UPDATE messages SET timestamp = 1700000000 + ${time} + 0.25`);
+  } else {
+    const time = inOrder ? sql`id / 2` : sql`((id * 7919) % 1500) / 2`;
+    await (store.backend as PgBackend).db.execute(sql`UPDATE messages SET timestamp = to_timestamp(1700000000 + ${time} + 0.25)`);
+  }
+}
 
 
 async function fill(store: SessionStore) {
@@ -80,17 +100,21 @@ async function numbering(store: SessionStore): Promise<string[]> {
   return out;
 }
 
-for (const cap of [40, 100_000]) {
+for (const [cap, times] of [[40, 'in order'], [100_000, 'in order'], [40, 'against ids'], [100_000, 'against ids']] as const) {
   // Harnesses per suite: each suite's cleanup ends its own.
   const reference = sqliteMemoryHarness();
   const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
-  describe(`Postgres search strategies equal SQLite's answer (rank window ${cap})`, () => {
+  const prepare = async (store: SessionStore) => {
+    await fill(store);
+    await setTimes(store, times === 'in order');
+  };
+  describe(`Postgres search strategies equal SQLite's answer (rank window ${cap}, times ${times})`, () => {
     const expected = new Map<string, string[]>();
     let sqlite: SessionStore;
 
     beforeAll(async () => {
       sqlite = await reference.open({ searchRankWindow: cap });
-      await fill(sqlite);
+      await prepare(sqlite);
       for (const q of QUERIES) for (const [name, options] of FILTERS) expected.set(`${q} | ${name}`, await answer(sqlite, q, options));
       // The data does what the queries are for: every query finds a full page and, under the small window, crosses it.
       for (const q of QUERIES) {
@@ -109,7 +133,7 @@ for (const cap of [40, 100_000]) {
         let store: SessionStore;
         beforeAll(async () => {
           store = await h.open({ searchRankWindow: cap });
-          await fill(store);
+          await prepare(store);
           expect(await numbering(store)).toEqual(await numbering(sqlite));
         }, 120_000);
         afterAll(async () => {

@@ -78,6 +78,14 @@ export class PostingsCompiler {
   private readonly numbering = new Map<Phrase, number>();
   /** While probing a window of the newest ids: every scan reads only ids above this one. */
   private bound: number | null = null;
+  /** While checking given messages: every scan reads only these ids. */
+  private among: number[] | null = null;
+  /** While reading past a page: every scan reads only ids beyond this one (below it, or above it). */
+  private beyond: { id: number; below: boolean } | null = null;
+  /** The id order scans are merged and limited in: newest first, or oldest first. */
+  private descending = true;
+  /** How many matches a scan under an OR at the root reads at most (the most the statement can use). */
+  private leafLimit: number;
 
   constructor(
     private readonly root: QueryNode,
@@ -85,6 +93,7 @@ export class PostingsCompiler {
     private readonly cap: number,
   ) {
     allPhrases(root).forEach((p, j) => this.numbering.set(p, j));
+    this.leafLimit = cap + 2;
   }
 
   /**
@@ -99,7 +108,7 @@ export class PostingsCompiler {
     if (branches !== null && branches.length > 1) {
       // An OR of words and prefixes: Postgres merges the words' id-ordered scans and stops after `streamed` rows.
       for (let streamed = 4 * (limit + 1); streamed <= 64 * (limit + 1); streamed *= 4) {
-        const page = yield* this.ranked(this.mergedPage(branches, streamed), this.allColumns(), weights, offset, count);
+        const page = yield* this.ranked(this.mergedPage(branches, streamed, this.cap + 2), this.allColumns(), weights, offset, count);
         // Complete when the page fills before the last message read (whose rows the LIMIT may cut), or when
         // the scans ran out before the LIMIT; otherwise read four times as many rows.
         if (page.groups > limit || page.streamed < streamed) return page;
@@ -179,9 +188,94 @@ export class PostingsCompiler {
     }
   }
 
-  /** `AND <alias>.message_id > bound` while probing a window, else nothing. */
+  /** The scans' limits on ids: above `bound` while probing a window, among `among` while checking messages. */
   private above(alias: string): SQL {
-    return this.bound === null ? sql`` : sql` AND ${sql.raw(alias)}.message_id > ${this.bound}::int8`;
+    const id = sql.raw(`${alias}.message_id`);
+    const bound = this.bound === null ? sql`` : sql` AND ${id} > ${this.bound}::int8`;
+    // One text parameter ('{1,2,3}'), however many ids: they are integers this code read from the database.
+    const among = this.among === null ? sql`` : sql` AND ${id} = ANY (${`{${this.among.join(',')}}`}::int8[])`;
+    const beyond = this.beyond === null ? sql`` : sql` AND ${id} ${sql.raw(this.beyond.below ? '<' : '>')} ${this.beyond.id}::int8`;
+    return sql`${bound}${among}${beyond}`;
+  }
+
+  private order(): SQL {
+    return sql.raw(this.descending ? 'DESC' : 'ASC');
+  }
+
+  /**
+   * The first `n` matches in id order (newest first when `descending`) with their times (`t`, timestamptz
+   * text); `filter` (on messages m and sessions s) applies first.
+   */
+  *firstById(filter: SQL | null, descending: boolean, n: number): Op<Array<{ id: number; t: string }>> {
+    this.descending = descending;
+    this.leafLimit = n + 1;
+    try {
+      const timed = (ids: SQL) => sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN messages m ON m.id = g.id ORDER BY g.id ${this.order()}`;
+      const branches = filter === null ? this.branches(this.root) : null;
+      if (branches !== null && branches.length > 1 && branches.length <= MAX_MERGED_SCANS && n <= 100_000) {
+        for (let streamed = 4 * (n + 1); streamed <= 64 * (n + 1); streamed *= 4) {
+          const found = yield* rows<{ id: string | number; t: string; n: string | number }>(timed(this.mergedPage(branches, streamed, n + 1)));
+          if (found.length > n || found.reduce((k, r) => k + Number(r.n), 0) < streamed) {
+            return found.slice(0, n).map((r) => ({ id: Number(r.id), t: r.t }));
+          }
+        }
+      }
+      const top = this.node(this.root, false);
+      const join = filter === null ? sql`` : sql`JOIN messages m ON m.id = r.id JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+      const found = yield* rows<{ id: string | number; t: string }>(
+        timed(sql`SELECT r.id, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id ${this.order()} LIMIT ${n}::int8`),
+      );
+      return found.map((r) => ({ id: Number(r.id), t: r.t }));
+    } finally {
+      this.descending = true;
+      this.leafLimit = this.cap + 2;
+    }
+  }
+
+  /** Rows `{ id, dl, f… }` (see the class) of those of the messages `ids` that match. */
+  *frequenciesOf(ids: number[]): Op<Array<Record<string, unknown>>> {
+    if (ids.length === 0) return [];
+    this.among = ids;
+    try {
+      return yield* rows(sql`SELECT r.* FROM (${this.node(this.root, false).sql}) r`);
+    } finally {
+      this.among = null;
+    }
+  }
+
+  /**
+   * The matches beyond message `id` in id order (below it when `below`) whose time is at least as new as `time`
+   * (at least as old, when not `below`), `filter` applied: what a newest (oldest) page by id may have missed.
+   */
+  *matchesBeyond(filter: SQL | null, id: number, below: boolean, time: string): Op<Array<{ id: number; t: string }>> {
+    this.beyond = { id, below };
+    try {
+      const top = this.node(this.root, false);
+      const filtered = filter === null ? sql`` : sql`JOIN sessions s ON s.id = m.session_id`;
+      const found = yield* rows<{ id: string | number; t: string }>(
+        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN messages m ON m.id = r.id ${filtered}
+          WHERE m.timestamp ${sql.raw(below ? '>=' : '<=')} ${time}::timestamptz ${filter ?? sql``}`,
+      );
+      return found.map((r) => ({ id: Number(r.id), t: r.t }));
+    } finally {
+      this.beyond = null;
+    }
+  }
+
+  /** Which of the messages `ids` match (`filter` applied), with their times. */
+  *matchesAmong(filter: SQL | null, ids: number[]): Op<Array<{ id: number; t: string }>> {
+    if (ids.length === 0) return [];
+    this.among = ids;
+    try {
+      const top = this.node(this.root, false);
+      const filtered = filter === null ? sql`` : sql`JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+      const found = yield* rows<{ id: string | number; t: string }>(
+        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN messages m ON m.id = r.id ${filtered}`,
+      );
+      return found.map((r) => ({ id: Number(r.id), t: r.t }));
+    } finally {
+      this.among = null;
+    }
   }
 
   /**
@@ -193,7 +287,7 @@ export class PostingsCompiler {
     const all = allPhrases(this.root).map((_, j) => j);
     const row = (own: number, value: SQL) => sql.join(all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
     const scan = (j: number, term: string) =>
-      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM message_search_terms WHERE term = ${term} ORDER BY message_id DESC)`;
+      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM message_search_terms WHERE term = ${term} ORDER BY message_id ${this.order()})`;
     if (node.kind === 'or') {
       const parts = node.children.map((c) => this.branches(c) ?? [this.sortedChild(c, all)]);
       return parts.flat();
@@ -209,19 +303,19 @@ export class PostingsCompiler {
     const relation = this.node(node, true);
     const own = new Set(relation.phrases);
     const columns = sql.join(all.map((j) => (own.has(j) ? sql`, c.${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
-    return sql`(SELECT c.id, c.dl${columns} FROM (${relation.sql}) c ORDER BY c.id DESC)`;
+    return sql`(SELECT c.id, c.dl${columns} FROM (${relation.sql}) c ORDER BY c.id ${this.order()})`;
   }
 
   /**
-   * The first `streamed` rows of the merged scans, grouped per message as they come (Postgres stops once the
-   * newest `cap` + 2 messages are out): each message's length, phrase frequencies and rows read (`n`).
+   * The first `streamed` rows of the merged scans, grouped per message as they come (Postgres stops once
+   * `groups` messages are out): each message's length, phrase frequencies and rows read (`n`).
    */
-  private mergedPage(branches: SQL[], streamed: number): SQL {
+  private mergedPage(branches: SQL[], streamed: number, groups: number): SQL {
     const all = allPhrases(this.root).map((_, j) => j);
     const sums = sql.join(all.map((j) => sql`, sum(s.${f(j)})::int AS ${f(j)}`), sql``);
     return sql`SELECT s.id, max(s.dl) AS dl${sums}, count(*) AS n FROM (
-        SELECT * FROM (${sql.join(branches, sql` UNION ALL `)}) u ORDER BY u.id DESC LIMIT ${streamed}::int8) s
-      GROUP BY s.id ORDER BY s.id DESC LIMIT ${this.cap + 2}::int8`;
+        SELECT * FROM (${sql.join(branches, sql` UNION ALL `)}) u ORDER BY u.id ${this.order()} LIMIT ${streamed}::int8) s
+      GROUP BY s.id ORDER BY s.id ${this.order()} LIMIT ${groups}::int8`;
   }
 
   /** How many messages contain the phrase anywhere (BM25's document frequency). */
@@ -274,7 +368,7 @@ export class PostingsCompiler {
 
   private phrase(phrase: Phrase, j: number, limitable: boolean): Relation {
     const tokens = phrase.tokens;
-    const newest = limitable ? sql` ORDER BY id DESC LIMIT ${this.cap + 2}::int8` : sql``;
+    const newest = limitable ? sql` ORDER BY id ${this.order()} LIMIT ${this.leafLimit}::int8` : sql``;
     if (tokens.length === 0) return { sql: NOTHING([j]), phrases: [j] };
     if (tokens.length === 1 && !phrase.prefix) {
       return {
@@ -288,7 +382,7 @@ export class PostingsCompiler {
     if (tokens.length === 1) {
       // A prefix: each word's newest matches when the cap applies here, else the whole key range, summed per message.
       const prefix = tokens[0]!;
-      const newestOfEach = limitable ? sql` ORDER BY x.message_id DESC LIMIT ${this.cap + 2}::int8` : sql``;
+      const newestOfEach = limitable ? sql` ORDER BY x.message_id ${this.order()} LIMIT ${this.leafLimit}::int8` : sql``;
       const words = prefixWords
         ? sql`SELECT p.* FROM unnest(${textArray(prefixWords)}) AS k(term) CROSS JOIN LATERAL (
             SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM message_search_terms x

@@ -1,18 +1,18 @@
 /**
- * Postgres search statements: the parsed query as a tsquery over the generated search_vector (words, ranked
- * by FTS5's BM25 from the vector's positions, search_length and message_search_stats), as ILIKE predicates
- * over message_search_text() served by the pg_trgm index (substrings), and Hermes' newest-first ILIKE scan
- * for short CJK, narrowed by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
+ * Postgres search statements: word queries over the postings (message_search_terms, see pg-postings.ts), ranked
+ * by FTS5's BM25 with message_search_stats' totals; substring queries as ILIKE predicates over
+ * message_search_text() served by the pg_trgm index; Hermes' newest-first ILIKE scan for short CJK, narrowed
+ * by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../codecs/time.js';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
 import { type Op, rows } from '../db/ops.js';
-import { type Positions, allPhrases, bm25Score, bm25Weights, countedFrequencies, frequencyFromRank, parseTsvectorPositions, phraseInstances } from '../search/bm25.js';
-import type { Phrase, QueryNode } from '../search/query.js';
+import { allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
+import type { QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { PostingsCompiler, prefixTerms } from './pg-postings.js';
-import { containsPattern, escapeLike } from './like.js';
+import { containsPattern } from './like.js';
 
 const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
@@ -79,34 +79,6 @@ export function cjkGrams(token: string): string[] {
 }
 const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
 
-/** A phrase of one word (not a prefix): its frequency comes from ts_rank, with no positions read. */
-const isSingleWord = (p: Phrase) => p.tokens.length === 1 && !p.prefix;
-
-/**
- * What BM25 needs of a candidate row, read from its word vector `v`: `rank_<word>` (ts_rank of each
- * single-word phrase, which gives its frequency, see frequencyFromRank) and `tf`, the positions of the
- * words of longer or prefix phrases as tsvector text (`'word':3A,17A`: setweight marks them, ts_filter
- * keeps only them).
- */
-function frequencyColumns(match: QueryNode, v: SQL): { columns: SQL; words: string[] } {
-  const phrases = allPhrases(match);
-  const words = [...new Set(phrases.filter(isSingleWord).map((p) => p.tokens[0]!))];
-  const positional = phrases.filter((p) => !isSingleWord(p) && p.tokens.length > 0);
-  const parts = words.map((w, i) => sql`ts_rank('{1,1,1,1}', ${v}, CAST(${lexemeText(w)}::text AS tsquery)) AS ${sql.raw(`rank_${i}`)}`);
-  if (positional.length > 0) {
-    const exact = [...new Set(positional.flatMap((p) => (p.prefix ? p.tokens.slice(0, -1) : p.tokens)))];
-    const prefixes = [...new Set(positional.filter((p) => p.prefix).map((p) => `${escapeLike(p.tokens.at(-1)!)}%`))];
-    let marked = sql`setweight(${v}, 'A', ${textArray(exact)})`;
-    if (prefixes.length > 0) {
-      marked = sql`setweight(${marked}, 'A', ARRAY(SELECT l FROM unnest(tsvector_to_array(${v})) l WHERE l LIKE ANY (${textArray(prefixes)})))`;
-    }
-    parts.push(sql`ts_filter(${marked}, '{a}')::text AS tf`);
-  }
-  return { columns: parts.length > 0 ? sql.join(parts, sql`, `) : sql`NULL AS tf`, words };
-}
-
-type ScoredRow = { id: number; score: number };
-
 /**
  * BM25's weights for a query: rows and words from message_search_stats, each phrase's document frequency
  * from the postings, counted only when the query has several distinct phrases (with one, it scales every
@@ -126,58 +98,6 @@ function* postingsWeights(match: QueryNode, compiler: PostingsCompiler): Op<{ id
   return bm25Weights({ rows: Math.max(1, Number(stats!.docs)), tokens: Number(stats!.tokens), hits });
 }
 
-/**
- * BM25 (FTS5's) for candidate rows `{ id, dl, rank_<i>, tf }` (see frequencyColumns). Rows and words come
- * from message_search_stats; each phrase's document frequency is counted only when the query has several
- * distinct phrases (with one, it scales every score alike and cannot change the order).
- */
-function* scoreRows(match: QueryNode, words: string[], candidates: Array<Record<string, unknown>>): Op<ScoredRow[]> {
-  const phrases = allPhrases(match);
-  const queries = phrases.map((p) => tsqueryText(p));
-  const distinct = [...new Set(queries)];
-  const counted = distinct.length > 1;
-  // One count per phrase, each its own index scan: a plain count(*) lets Postgres skip the heap for
-  // all-visible pages, where one scan with count(*) FILTER must read every matching row's vector.
-  const hitColumns = counted
-    ? sql`, ${sql.join(distinct.map((q, i) => sql`(SELECT count(*) FROM messages m WHERE m.search_vector @@ CAST(${q}::text AS tsquery)) AS ${sql.raw(`h${i}`)}`), sql`, `)}`
-    : sql``;
-  const [stats] = yield* rows<Record<string, unknown>>(sql`SELECT
-      (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
-      (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`);
-  const hits = queries.map((q) => (counted ? Number(stats![`h${distinct.indexOf(q)}`]) : 1));
-  const weights = bm25Weights({ rows: Math.max(1, Number(stats!.docs)), tokens: Number(stats!.tokens), hits });
-  const column = new Map(words.map((w, i) => [w, `rank_${i}`]));
-  const phrasesOnly = phrases.every(isSingleWord) && (match.kind === 'phrase' || match.kind === 'and' || match.kind === 'or') && (match.kind === 'phrase' || match.children.every((c) => c.kind === 'phrase'));
-  if (phrasesOnly) {
-    // The common case, without per-row closures: each phrase is one word whose frequency ts_rank gives.
-    const columns = phrases.map((p) => column.get(p.tokens[0]!)!);
-    const freq = new Array<number>(phrases.length);
-    return candidates.map((c) => {
-      for (let i = 0; i < columns.length; i++) freq[i] = frequencyFromRank(Number(c[columns[i]!]));
-      return { id: Number(c.id), score: bm25Score(freq, Number(c.dl ?? 0), weights) };
-    });
-  }
-  return candidates.map((c) => {
-    const tf = c.tf === null || c.tf === undefined ? '' : String(c.tf);
-    let positions: Positions | null = null;
-    const instances = (p: Phrase) => {
-      if (isSingleWord(p)) return frequencyFromRank(Number(c[column.get(p.tokens[0]!)!]));
-      // A one-word prefix (`deploy*`): every position of a kept lexeme is one occurrence, no positions needed.
-      if (p.tokens.length === 1) return positionsOfPrefix(tf, p.tokens[0]!);
-      positions ??= parseTsvectorPositions(tf);
-      return phraseInstances(p, positions);
-    };
-    return { id: Number(c.id), score: bm25Score(countedFrequencies(match, instances), Number(c.dl ?? 0), weights) };
-  });
-}
-
-/** Occurrences of lexemes starting with `prefix` in a tsvector's text form (`'word':3A,17A …`). */
-function positionsOfPrefix(tf: string, prefix: string): number {
-  let n = 0;
-  for (const m of tf.matchAll(/'([^']*)':([0-9A-D,]+)/g)) if (m[1]!.startsWith(prefix)) n += m[2]!.split(',').length;
-  return n;
-}
-
 /** The page's hit rows, in the order of `ids`. */
 function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
@@ -188,10 +108,9 @@ function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
 }
 
 /**
- * Word search ordered as FTS5 orders it. Relevance: BM25 over every match, or over the newest `cap` when
- * there are more (one scan: the newest cap + 1 matches by id; their frequencies are read only after the
- * LIMIT), ties by id. Newest/oldest: by time, and within equal times by BM25 then id; only rows sharing a
- * timestamp with another row of the page need a score.
+ * Word search ordered as FTS5 orders it, from the postings (pg-postings.ts). Relevance: BM25 over every match,
+ * or over the newest `cap` when there are more, ties by id. Newest/oldest: by time, and within equal times by
+ * BM25 then id; only rows sharing a timestamp with another row of the page need a score.
  */
 function* wordsPage(
   match: QueryNode,
@@ -201,15 +120,58 @@ function* wordsPage(
   offset: number,
   cap: number,
 ): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }> {
+  const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+  const compiler = new PostingsCompiler(match, yield* prefixTerms(match), cap);
+  if (order === 'relevance') {
+    const page = yield* compiler.rankedPage(where, yield* postingsWeights(match, compiler), offset, limit);
+    return { rows: yield* hitRows(page.ids), capped: page.capped };
+  }
+  // By time: the first `end` matches in id order, then every match further in id order whose time reaches the
+  // edge of those (their oldest time; oldest first: their newest). Ids follow time in a store written in order,
+  // so there are few or none. They are found from whichever side is smaller: the messages in that stretch of
+  // time (idx_messages_timestamp), checked against the query, or the query's matches beyond the page by id. A
+  // store whose times run against its ids falls back to a scan in time order.
+  const newest = order === 'newest';
+  const timed = [...(yield* compiler.firstById(where, newest, end))];
+  if (timed.length === end && end > 0) {
+    const epoch = (t: string) => timestamptzToEpochSeconds(t);
+    const edge = timed.reduce((a, b) => (newest ? (epoch(b.t) < epoch(a.t) ? b : a) : epoch(b.t) > epoch(a.t) ? b : a));
+    const lastId = timed.at(-1)!.id;
+    // The page spans `span` ids; as many messages lie in its stretch of time when ids follow time, against
+    // about docs * end / span matches of the query beyond it (each costing a few index reads more).
+    const span = Math.abs(timed[0]!.id - lastId) + 1;
+    const [stats] = yield* rows<{ docs: string | number }>(sql`SELECT COALESCE(sum(docs), 0) AS docs FROM message_search_stats`);
+    if (span * span > 5 * Number(stats!.docs) * end) {
+      timed.push(...(yield* compiler.matchesBeyond(where, lastId, newest, edge.t)));
+    } else {
+      // Walked in time order from the edge on idx_messages_timestamp (ORDER BY keeps a generic plan on it).
+      const others = yield* rows<{ id: string | number }>(sql`SELECT m.id FROM messages m
+        WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge.t}::timestamptz AND m.id ${sql.raw(newest ? '<' : '>')} ${lastId}::int8
+        ORDER BY m.timestamp ${sql.raw(newest ? 'ASC' : 'DESC')} LIMIT ${timeChecks(cap) + 1}::int8`);
+      if (others.length > timeChecks(cap)) return yield* timeScanPage(compiler, match, where, order, limit, offset);
+      timed.push(...(yield* compiler.matchesAmong(where, others.map((r) => Number(r.id)))));
+    }
+  }
+  const time = new Map<number, number>(timed.map((r) => [r.id, timestamptzToEpochSeconds(r.t)]));
+  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, match, order, time, offset, end)), capped: false };
+}
+
+/** Messages checked one by one against the query before a newest/oldest page falls back to a time scan: twice the rank window (the ranking budget). */
+const timeChecks = (cap: number) => 2 * cap;
+
+/** Newest/oldest by a scan in time order filtered by the word index: for stores whose times run against their ids. */
+function* timeScanPage(
+  compiler: PostingsCompiler,
+  match: QueryNode,
+  where: SQL | null,
+  order: SearchOrder,
+  limit: number,
+  offset: number,
+): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }> {
   const q = sql`CAST(${tsqueryText(match)}::text AS tsquery)`;
   const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
   const filter = sql`m.search_vector @@ ${q} ${where ?? sql``}`;
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
-  if (order === 'relevance') {
-    const compiler = new PostingsCompiler(match, yield* prefixTerms(match), cap);
-    const page = yield* compiler.rankedPage(where, yield* postingsWeights(match, compiler), offset, limit);
-    return { rows: yield* hitRows(page.ids), capped: page.capped };
-  }
   const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
   const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter}
     ORDER BY m.timestamp ${direction}, m.id LIMIT ${end}::int8`);
@@ -219,19 +181,37 @@ function* wordsPage(
     ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
     : [];
   const time = new Map<number, number>([...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]));
+  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, match, order, time, offset, end)), capped: false };
+}
+
+/** Ids ordered by time (newest or oldest first), equal times by BM25 then id (Hermes' ORDER BY), sliced to the page. */
+function* byTimeThenRank(
+  compiler: PostingsCompiler,
+  match: QueryNode,
+  order: SearchOrder,
+  time: Map<number, number>,
+  offset: number,
+  end: number,
+): Op<number[]> {
   const perTime = new Map<number, number[]>();
-  for (const [id, t] of time) perTime.set(t, [...(perTime.get(t) ?? []), id]);
+  for (const [id, t] of time) {
+    const group = perTime.get(t);
+    if (group) group.push(id);
+    else perTime.set(t, [id]);
+  }
   const tied = [...perTime.values()].filter((ids) => ids.length > 1).flat();
   const scores = new Map<number, number>();
   if (tied.length > 0) {
-    const { columns, words } = frequencyColumns(match, sql`m.search_vector`);
-    const candidates = yield* rows(sql`SELECT m.id, m.search_length + (m.content_json IS NOT NULL)::int AS dl, ${columns} FROM messages m
-      WHERE m.id IN (${sql.join(tied.map((id) => sql`${id}::int8`), sql`, `)})`);
-    for (const r of yield* scoreRows(match, words, candidates)) scores.set(r.id, r.score);
+    const weights = yield* postingsWeights(match, compiler);
+    const freq = new Array<number>(weights.idf.length);
+    for (const r of yield* compiler.frequenciesOf(tied)) {
+      for (let j = 0; j < freq.length; j++) freq[j] = Number(r[`f${j}`] ?? 0);
+      scores.set(Number(r.id), bm25Score(freq, Number(r.dl ?? 0), weights));
+    }
   }
   const sign = order === 'newest' ? -1 : 1;
   const ordered = [...time.keys()].sort((a, b) => sign * (time.get(a)! - time.get(b)!) || (scores.get(a) ?? 0) - (scores.get(b) ?? 0) || a - b);
-  return { rows: yield* hitRows(ordered.slice(offset, end)), capped: false };
+  return ordered.slice(offset, end);
 }
 
 export const pgSearch: SearchStatements = {
