@@ -48,6 +48,12 @@ export interface SearchStatements {
    * holds the indexed text to compute one from: whole, or for a huge row only its head (`truncated` true).
    */
   pageText(path: MatchPath, match: QueryNode, ids: number[]): SQL;
+  /**
+   * How many rows one pageText read takes: few where the engine's own snippet runs inside the read (it is
+   * synchronous on SQLite), a whole page where the read only fetches text (snippets are then computed in
+   * TypeScript, a few rows at a time).
+   */
+  readonly pageTextChunk: number;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */
   like(tokens: string[], where: SQL | null, limit: number, offset: number): SQL;
   /** Whether message `id` matches the query (verification: sees every match, whatever the page). */

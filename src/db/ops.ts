@@ -11,6 +11,8 @@ import type { SQL } from 'drizzle-orm';
 
 export type Query =
   | { readonly mode: 'rows' | 'exec'; readonly sql: SQL }
+  /** Independent reads whose rows are all needed: Postgres runs them side by side on the pool, SQLite in turn. */
+  | { readonly mode: 'all'; readonly sqls: readonly SQL[] }
   /** Statement text with positional parameters, which only the SQLite dialect's bulkInsert yields. */
   | { readonly mode: 'text'; readonly text: string; readonly params: readonly unknown[] };
 export type Op<T> = Generator<Query, T, unknown>;
@@ -19,6 +21,11 @@ export type Row = Record<string, unknown>;
 /** Run a query and receive its rows (use RETURNING to learn what a write touched). */
 export function* rows<R = Row>(query: SQL): Op<R[]> {
   return (yield { mode: 'rows', sql: query }) as R[];
+}
+
+/** Run independent reads at once (each on its own pooled connection where the backend has them); rows of each, in order. */
+export function* allRows(queries: readonly SQL[]): Op<Row[][]> {
+  return (yield { mode: 'all', sqls: queries }) as Row[][];
 }
 
 /** The first row, or undefined. */

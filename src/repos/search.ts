@@ -93,7 +93,7 @@ export function planSearch(query: string): Plan {
  * more than this many messages; then it ranks the newest this-many, and each hit says so (`rankedWithin`).
  */
 export const DEFAULT_RANK_WINDOW = 10_000;
-/** Rows whose snippets are computed per read; between reads the event loop runs. */
+/** Rows whose snippets are computed in one piece; between pieces the event loop runs. */
 const SNIPPET_CHUNK = 8;
 /** Hits whose context is read per read. */
 const CONTEXT_CHUNK = 100;
@@ -179,13 +179,20 @@ export class SearchRepo {
       const result = await d.read(() => d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap));
       found = result.rows;
       if (result.capped) rankedWithin = cap;
-      for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), SNIPPET_CHUNK)) {
+    }
+    // Snippets and context are independent reads: they run side by side.
+    const snippetsRead = async () => {
+      if (plan.path === 'like') return;
+      for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), d.search.pageTextChunk)) {
         await yieldToEventLoop();
         const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
-        for (const t of texts) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match));
+        for (const [i, piece] of chunks(texts, SNIPPET_CHUNK).entries()) {
+          if (i > 0) await yieldToEventLoop();
+          for (const t of piece) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match));
+        }
       }
-    }
-    const context = await this.context(found.map((r) => d.decode.int(r.id)));
+    };
+    const [, context] = await Promise.all([snippetsRead(), this.context(found.map((r) => d.decode.int(r.id)))]);
     return found.map((r): SearchHit => {
       const id = d.decode.int(r.id);
       return {

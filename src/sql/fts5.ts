@@ -50,6 +50,8 @@ export const sqliteSearch: SearchStatements = {
       ORDER BY ${sqliteOrder(order)} LIMIT ${limit} OFFSET ${offset}`);
     return { rows: page, capped: bound !== null };
   },
+  // FTS5's snippet() runs inside the read, synchronously: a few rows per read keep each piece short.
+  pageTextChunk: 8,
   pageText: (path, match, ids) => {
     const fts = TABLES[path];
     // CASE evaluates one branch: FTS5 never sees a big row, and a small row is never cut.

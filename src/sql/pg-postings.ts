@@ -9,8 +9,8 @@
  * (countedFrequencies) and BM25 needs nothing else.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { type Op, rows } from '../db/ops.js';
-import { B, K1, allPhrases } from '../search/bm25.js';
+import { type Op, allRows, rows } from '../db/ops.js';
+import { B, K1, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
 import type { Phrase, QueryNode } from '../search/query.js';
 
 /** A prefix with more words than this is read as one key range instead of word by word. */
@@ -97,20 +97,73 @@ export class PostingsCompiler {
   }
 
   /**
-   * One page of the query's matches ranked by BM25 (then id), ranking the newest `cap` matches when there are
-   * more (`capped`). `filter` (on messages m and sessions s) applies before the cap. The ranking runs in
-   * Postgres, so only the page's ids travel, whatever the number of candidates.
+   * BM25's weights: rows and words from message_search_stats, and each phrase's document frequency from the
+   * postings, counted only when the query has several distinct phrases (with one, it scales every score
+   * alike and cannot change the order). `counted` says whether the statement counts (and so costs a scan).
    */
-  *rankedPage(filter: SQL | null, weights: Bm25Weights, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
+  private weightsQuery(): { sql: SQL; counted: boolean; decode(row: Record<string, unknown>): Bm25Weights } {
+    const phrases = allPhrases(this.root);
+    const keys = phrases.map((p) => `${p.prefix ? '*' : ''}${p.tokens.join(' ')}`);
+    const distinct = [...new Map(phrases.map((p, i) => [keys[i]!, p])).values()];
+    const counted = distinct.length > 1;
+    const index = new Map(distinct.map((_, i) => [keys[phrases.indexOf(distinct[i]!)]!, i]));
+    const hitColumns = counted ? sql`, ${sql.join(distinct.map((p, i) => sql`${this.documentCount(p)} AS ${sql.raw(`h${i}`)}`), sql`, `)}` : sql``;
+    return {
+      sql: sql`SELECT
+          (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
+          (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`,
+      counted,
+      decode: (row) =>
+        bm25Weights({
+          rows: Math.max(1, Number(row.docs)),
+          tokens: Number(row.tokens),
+          hits: keys.map((k) => (counted ? Number(row[`h${index.get(k)}`]) : 1)),
+        }),
+    };
+  }
+
+  /** BM25's weights for the query (see weightsQuery). */
+  *weights(): Op<Bm25Weights> {
+    const w = this.weightsQuery();
+    const [row] = yield* rows(w.sql);
+    return w.decode(row!);
+  }
+
+  /**
+   * One page of the query's matches ranked by BM25 (then id), ranking the newest `cap` matches when there are
+   * more (`capped`). `filter` (on messages m and sessions s) applies before the cap. When the weights need
+   * document counts (a scan per phrase), the first read of the candidates runs beside them and the page is
+   * ranked here; otherwise Postgres ranks, so only the page's ids travel, whatever the number of candidates.
+   */
+  *rankedPage(filter: SQL | null, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
     const limit = this.cap + 1;
+    const w = this.weightsQuery();
+    let weights: Bm25Weights | null = null;
+    /** The weights, read beside `candidates` when they count, else first; then the candidates' rows. */
+    const withWeights = function* (candidates: SQL): Op<Array<Record<string, unknown>> | null> {
+      if (weights !== null) return null;
+      if (!w.counted) {
+        weights = w.decode((yield* rows(w.sql))[0]!);
+        return null;
+      }
+      const [counts, found] = yield* allRows([w.sql, candidates]);
+      weights = w.decode(counts![0]!);
+      return found!;
+    };
     const branches = filter === null ? this.branches(this.root) : null;
-    if (branches !== null && branches.length > MAX_MERGED_SCANS) return yield* this.windowed(weights, offset, count);
+    if (branches !== null && branches.length > MAX_MERGED_SCANS) return yield* this.windowed(yield* this.weights(), offset, count);
     if (branches !== null && branches.length > 1) {
       // An OR of words and prefixes: Postgres merges the words' id-ordered scans and stops after `streamed` rows.
       for (let streamed = 4 * (limit + 1); streamed <= 64 * (limit + 1); streamed *= 4) {
-        const page = yield* this.ranked(this.mergedPage(branches, streamed, this.cap + 2), this.allColumns(), weights, offset, count);
+        const merged = this.mergedPage(branches, streamed, this.cap + 2);
+        const found = yield* withWeights(merged);
         // Complete when the page fills before the last message read (whose rows the LIMIT may cut), or when
         // the scans ran out before the LIMIT; otherwise read four times as many rows.
+        if (found !== null) {
+          if (found.length > limit || found.reduce((n, r) => n + Number(r.n), 0) < streamed) return this.rankHere(found, weights!, offset, count);
+          continue;
+        }
+        const page = yield* this.ranked(merged, this.allColumns(), weights!, offset, count);
         if (page.groups > limit || page.streamed < streamed) return page;
       }
     }
@@ -118,7 +171,20 @@ export class PostingsCompiler {
     const columns = sql.join(top.phrases.map((j) => sql`, r.${f(j)}`), sql``);
     const join = filter === null ? sql`` : sql`JOIN messages m ON m.id = r.id JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
     const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id DESC LIMIT ${limit}::int8`;
-    return yield* this.ranked(candidates, top.phrases, weights, offset, count);
+    const found = yield* withWeights(candidates);
+    if (found !== null) return this.rankHere(found, weights!, offset, count);
+    return yield* this.ranked(candidates, top.phrases, weights!, offset, count);
+  }
+
+  /** Ranks candidate rows (newest first) in TypeScript with bm25Score: the newest `cap` of them. */
+  private rankHere(found: Array<Record<string, unknown>>, weights: Bm25Weights, offset: number, count: number) {
+    const freq = new Array<number>(weights.idf.length);
+    const scored = found.slice(0, this.cap).map((c) => {
+      for (let j = 0; j < freq.length; j++) freq[j] = Number(c[`f${j}`] ?? 0);
+      return { id: Number(c.id), score: bm25Score(freq, Number(c.dl ?? 0), weights) };
+    });
+    scored.sort((a, b) => a.score - b.score || a.id - b.id);
+    return { ids: scored.slice(offset, offset + count).map((r) => r.id), capped: found.length > this.cap };
   }
 
   /**

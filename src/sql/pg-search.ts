@@ -8,7 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../codecs/time.js';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
 import { type Op, rows } from '../db/ops.js';
-import { allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
+import { bm25Score } from '../search/bm25.js';
 import type { QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { PostingsCompiler, prefixTerms } from './pg-postings.js';
@@ -79,25 +79,6 @@ export function cjkGrams(token: string): string[] {
 }
 const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
 
-/**
- * BM25's weights for a query: rows and words from message_search_stats, each phrase's document frequency
- * from the postings, counted only when the query has several distinct phrases (with one, it scales every
- * score alike and cannot change the order).
- */
-function* postingsWeights(match: QueryNode, compiler: PostingsCompiler): Op<{ idf: number[]; avgdl: number }> {
-  const phrases = allPhrases(match);
-  const keys = phrases.map((p) => tsqueryText(p));
-  const distinct = [...new Map(phrases.map((p, i) => [keys[i]!, p])).values()];
-  const counted = distinct.length > 1;
-  const hitColumns = counted ? sql`, ${sql.join(distinct.map((p, i) => sql`${compiler.documentCount(p)} AS ${sql.raw(`h${i}`)}`), sql`, `)}` : sql``;
-  const [stats] = yield* rows<Record<string, unknown>>(sql`SELECT
-      (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
-      (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`);
-  const index = new Map(distinct.map((p, i) => [tsqueryText(p), i]));
-  const hits = keys.map((k) => (counted ? Number(stats![`h${index.get(k)}`]) : 1));
-  return bm25Weights({ rows: Math.max(1, Number(stats!.docs)), tokens: Number(stats!.tokens), hits });
-}
-
 /** The page's hit rows, in the order of `ids`. */
 function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
@@ -123,7 +104,7 @@ function* wordsPage(
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
   const compiler = new PostingsCompiler(match, yield* prefixTerms(match), cap);
   if (order === 'relevance') {
-    const page = yield* compiler.rankedPage(where, yield* postingsWeights(match, compiler), offset, limit);
+    const page = yield* compiler.rankedPage(where, offset, limit);
     return { rows: yield* hitRows(page.ids), capped: page.capped };
   }
   // By time: the first `end` matches in id order, then every match further in id order whose time reaches the
@@ -202,7 +183,7 @@ function* byTimeThenRank(
   const tied = [...perTime.values()].filter((ids) => ids.length > 1).flat();
   const scores = new Map<number, number>();
   if (tied.length > 0) {
-    const weights = yield* postingsWeights(match, compiler);
+    const weights = yield* compiler.weights();
     const freq = new Array<number>(weights.idf.length);
     for (const r of yield* compiler.frequenciesOf(tied)) {
       for (let j = 0; j < freq.length; j++) freq[j] = Number(r[`f${j}`] ?? 0);
@@ -225,6 +206,8 @@ export const pgSearch: SearchStatements = {
       LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
     return { rows: found, capped: false };
   },
+  // The read only fetches text (snippets are computed in TypeScript): one read for the page.
+  pageTextChunk: 100,
   pageText: (_path, _match, ids) => {
     // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
     // detoast), where building message_search_text() of a 1 MB row costs milliseconds.

@@ -143,7 +143,12 @@ export class PgDialect implements Dialect {
       try {
         const query = step.value;
         if (query.mode === 'text') throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
-        result = rowsOf(await executor.execute(query.sql));
+        if (query.mode === 'all') {
+          // Outside a transaction each statement takes its own pooled connection, so they run at once.
+          result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
+        } else {
+          result = rowsOf(await executor.execute(query.sql));
+        }
       } catch (error) {
         step = op.throw(error);
         continue;

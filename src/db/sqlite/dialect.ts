@@ -133,6 +133,7 @@ export class SqliteDialect implements Dialect {
   }
 
   private runQuery(query: Query): unknown {
+    if (query.mode === 'all') return query.sqls.map((one) => this.runQuery({ mode: 'rows', sql: one }));
     if (query.mode === 'text') {
       this.statement(query.text).run(...query.params);
       return undefined;
