@@ -254,7 +254,10 @@ export class PostingsCompiler {
     }
   }
 
-  /** The scans' limits on ids: above `bound` while probing a window, among `among` while checking messages. */
+  /**
+   * The scans' limits on ids: above `bound` while probing a window, among `among` while checking messages,
+   * beyond `beyond` while reading past a page.
+   */
   private above(alias: string): SQL {
     const id = sql.raw(`${alias}.message_id`);
     const bound = this.bound === null ? sql`` : sql` AND ${id} > ${this.bound}::int8`;
