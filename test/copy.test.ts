@@ -72,7 +72,7 @@ async function snapshotOf(store: SessionStore) {
     modes: modes.map((m) => ({ chat: m.chat_id, user: m.user_id, enabled: Boolean(m.enabled), topics: Boolean(m.has_topics_enabled), create: Boolean(m.allows_users_to_create_topics), at: roundToMicros(m.activated_at as number) })),
     handoffs: await Promise.all(['root', 'child', 'cron-1'].map((id) => store.getHandoffState(id))),
     lineage: await store.getLineage('child'),
-    // The same messages are found (relevance order is each engine's own: bm25 vs ts_rank).
+    // The same messages are found (compared as sets: order is the search tests' business).
     search: (await store.searchMessages('ingress', { limit: -1 })).map((h) => h.id).sort((x, y) => x - y),
     cjk: (await store.searchMessages('记忆', { limit: -1 })).map((h) => h.id).sort((x, y) => x - y),
   };

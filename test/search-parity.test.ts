@@ -1,7 +1,8 @@
 /**
  * Search parity: one corpus (2,000 messages of English, CJK, code and tool calls) in SQLite, PGlite and
  * Postgres; every parity query must match the same message ids on each, in the same order for
- * newest/oldest. Relevance order is allowed to differ (bm25 vs ts_rank) and is compared as a set.
+ * newest/oldest. Relevance is compared as a set here; its order is checked against Hermes in
+ * search-oracle.test.ts and against SQLite in search-strategies.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JsonInput, type SessionStore, openStore } from '../src/index.js';

@@ -6,7 +6,7 @@
  * words) and `f<j>` for each phrase j of the node (allPhrases numbering): the messages the node matches and how
  * often each phrase occurs in them. Phrases FTS5 does not count for a row are absent (null): the right side of
  * a NOT, an OR branch that does not match the row. So the root relation holds FTS5's own phrase frequencies
- * (countedFrequencies) and BM25 needs nothing else.
+ * (the instances FTS5 reports for the row) and BM25 needs nothing else.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Op, allRows, rows } from '../db/ops.js';
@@ -104,10 +104,12 @@ export class PostingsCompiler {
   private weightsQuery(): { sql: SQL; counted: boolean; decode(row: Record<string, unknown>): Bm25Weights } {
     const phrases = allPhrases(this.root);
     const keys = phrases.map((p) => `${p.prefix ? '*' : ''}${p.tokens.join(' ')}`);
-    const distinct = [...new Map(phrases.map((p, i) => [keys[i]!, p])).values()];
+    const distinct = [...new Set(keys)];
     const counted = distinct.length > 1;
-    const index = new Map(distinct.map((_, i) => [keys[phrases.indexOf(distinct[i]!)]!, i]));
-    const hitColumns = counted ? sql`, ${sql.join(distinct.map((p, i) => sql`${this.documentCount(p)} AS ${sql.raw(`h${i}`)}`), sql`, `)}` : sql``;
+    const index = new Map(distinct.map((k, i) => [k, i]));
+    const hitColumns = counted
+      ? sql`, ${sql.join(distinct.map((k, i) => sql`${this.documentCount(phrases[keys.indexOf(k)]!)} AS ${sql.raw(`h${i}`)}`), sql`, `)}`
+      : sql``;
     return {
       sql: sql`SELECT
           (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,

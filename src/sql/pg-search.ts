@@ -134,7 +134,7 @@ function* wordsPage(
     }
   }
   const time = new Map<number, number>(timed.map((r) => [r.id, timestamptzToEpochSeconds(r.t)]));
-  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, match, order, time, offset, end)), capped: false };
+  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
 }
 
 /** Messages checked one by one against the query before a newest/oldest page falls back to a time scan: twice the rank window (the ranking budget). */
@@ -162,13 +162,12 @@ function* timeScanPage(
     ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
     : [];
   const time = new Map<number, number>([...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]));
-  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, match, order, time, offset, end)), capped: false };
+  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
 }
 
 /** Ids ordered by time (newest or oldest first), equal times by BM25 then id (Hermes' ORDER BY), sliced to the page. */
 function* byTimeThenRank(
   compiler: PostingsCompiler,
-  match: QueryNode,
   order: SearchOrder,
   time: Map<number, number>,
   offset: number,

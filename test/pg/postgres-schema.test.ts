@@ -7,7 +7,6 @@ import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MigrationError, type PgBackend, type SessionStore, UnsupportedLocaleError, openStore, pgSchema } from '../../src/index.js';
 import { rowsOf } from '../../src/db/pg/open.js';
-import { frequencyFromRank } from '../../src/search/bm25.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
 
 /** The type each Hermes column gets on Postgres: the design decision under test. */
@@ -236,22 +235,6 @@ for (const h of [pgliteHarness(), await postgresHarness()]) {
   const available = reportAvailability(h);
   describe.skipIf(!available)(`BM25 statistics [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
     afterAll(() => h.cleanup());
-
-    it("reads a word's frequency back from ts_rank exactly, for every frequency a tsvector can hold", async () => {
-      const store = await h.open({ migrate: false });
-      try {
-        const backend = store.backend as PgBackend;
-        // A word at positions 1..k (a tsvector keeps at most 256 of them), next to nothing else.
-        const positional = rowsOf<{ k: number; rank: number }>(
-          await backend.db.execute(sql`SELECT k, ts_rank('{1,1,1,1}', ('w:' || (SELECT string_agg(i::text, ',') FROM generate_series(1, k) i))::tsvector, 'w'::tsquery) AS rank
-            FROM generate_series(1, 300) k`),
-        );
-        expect(positional).toHaveLength(300);
-        for (const r of positional) expect(frequencyFromRank(Number(r.rank)), `tf ${r.k}`).toBe(Math.min(r.k, 256));
-      } finally {
-        await store.close();
-      }
-    });
 
     it('keeps message_search_stats and the postings equal to the messages table through inserts, replaces, updates, deletes and truncation', async () => {
       const store = await h.open();
