@@ -178,7 +178,7 @@ export class SessionStore {
     this.assertOpen();
     await this.sessions.updateSystemPrompt(
       v.validate(v.lookupId, sessionId, 'sessionId'),
-      v.validate(v.optionalText, systemPrompt, 'systemPrompt') ?? null,
+      v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null,
     );
   }
 

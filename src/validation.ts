@@ -2,9 +2,10 @@
  * zod schemas for every public input, and `validate()`, which turns a zod failure into a ValidationError
  * naming the field. Validation runs before any database work, so bad input writes nothing.
  *
- * Text rules shared by every backend: strings must be well-formed Unicode (no lone surrogates, which UTF-8
- * cannot carry and drivers would silently replace) and free of NUL (Postgres text cannot hold it, and in
- * SQLite a leading NUL would read as Hermes' structured-content marker).
+ * Text rules shared by every backend. Identifiers (ids, sources, roles, keys, titles) must be well-formed
+ * Unicode and free of NUL. Free text (message fields, system prompts) and every string in a JSON payload
+ * are never refused: NUL is stored as it is (escaped on Postgres, see codecs/pg-text.ts), and a lone
+ * surrogate, which UTF-8 cannot carry, becomes U+FFFD.
  */
 import { z } from 'zod';
 import type { JsonInput } from './codecs/json.js';
@@ -19,15 +20,17 @@ function textProblem(value: string): string | undefined {
   return undefined;
 }
 
-/** The first problem in a JSON payload, with its path, or undefined when it is clean JSON. */
+const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
+
+/**
+ * The first problem in a JSON payload, with its path, or undefined when it is JSON. Strings may hold
+ * anything (see wellFormedJson for lone surrogates).
+ */
 export function jsonProblem(value: unknown, path = '', depth = 0): string | undefined {
   if (depth > MAX_JSON_DEPTH) return `${path || 'value'} is nested more than ${MAX_JSON_DEPTH} levels deep`;
   if (value === null || typeof value === 'boolean') return undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path || 'value'} is not a finite number`;
-  if (typeof value === 'string') {
-    const p = textProblem(value);
-    return p ? `${path || 'value'} ${p}` : undefined;
-  }
+  if (typeof value === 'string') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const p = jsonProblem(value[i], `${path}[${i}]`, depth + 1);
@@ -39,8 +42,6 @@ export function jsonProblem(value: unknown, path = '', depth = 0): string | unde
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) return `${path || 'value'} is not a plain object`;
     for (const [k, v] of Object.entries(value)) {
-      const kp = textProblem(k);
-      if (kp) return `key ${JSON.stringify(k)} ${kp}`;
       if (v === undefined) continue;
       const p = jsonProblem(v, path ? `${path}.${k}` : k, depth + 1);
       if (p) return p;
@@ -50,28 +51,56 @@ export function jsonProblem(value: unknown, path = '', depth = 0): string | unde
   return `${path || 'value'} is a ${typeof value}, not JSON`;
 }
 
+/** A JSON value with lone surrogates in its strings and keys as U+FFFD: the value itself when it has none. */
+function wellFormedJson<T>(value: T): T {
+  const clean = (v: unknown): boolean =>
+    typeof v === 'string'
+      ? v.isWellFormed()
+      : Array.isArray(v)
+        ? v.every(clean)
+        : v !== null && typeof v === 'object'
+          ? Object.entries(v).every(([k, x]) => k.isWellFormed() && clean(x))
+          : true;
+  if (clean(value)) return value;
+  const copy = (v: unknown): unknown =>
+    typeof v === 'string'
+      ? wellFormed(v)
+      : Array.isArray(v)
+        ? v.map(copy)
+        : v !== null && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [wellFormed(k), copy(x)]))
+          : v;
+  return copy(value) as T;
+}
+
 export const text = z.string().superRefine((value, ctx) => {
   const problem = textProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 export const optionalText = text.nullish();
+/** Free text: any string is stored; lone surrogates become U+FFFD. */
+export const freeText = z.string().transform(wellFormed);
+export const optionalFreeText = freeText.nullish();
 /** Session ids and other keys: non-empty, at most 1024 characters. */
 export const id = text.pipe(z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'));
 export const optionalId = id.nullish();
 /** What a caller may pass for an id it looks up: a string (maybe empty: then nothing is found). */
 export const lookupId = text.pipe(z.string().max(1024, 'must be at most 1024 characters'));
-export const json = z.custom<JsonInput>((value) => jsonProblem(value) === undefined, {
-  error: (issue) => jsonProblem(issue.input) ?? 'must be JSON',
-});
+export const json = z
+  .custom<JsonInput>((value) => jsonProblem(value) === undefined, {
+    error: (issue) => jsonProblem(issue.input) ?? 'must be JSON',
+  })
+  .transform(wellFormedJson);
 export const optionalJson = json.nullish();
 export const content = z
   .custom<MessageContentInput>((value) => typeof value === 'string' || (typeof value === 'object' && value !== null), {
     error: 'must be a string, a list of parts, an object, or null',
   })
   .superRefine((value, ctx) => {
-    const problem = typeof value === 'string' ? textProblem(value) : jsonProblem(value);
+    const problem = typeof value === 'string' ? undefined : jsonProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
+  .transform((value) => (typeof value === 'string' ? wellFormed(value) : wellFormedJson(value)))
   .nullish();
 const int = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -84,7 +113,7 @@ export const createSessionOptions = z
     userId: optionalText,
     model: optionalText,
     modelConfig: optionalJson,
-    systemPrompt: optionalText,
+    systemPrompt: optionalFreeText,
     parentSessionId: optionalId,
   })
   .strict();
@@ -124,13 +153,13 @@ export const autoMaintenanceOptions = z
 
 export const appendMessageOptions = z
   .object({
-    toolName: optionalText,
+    toolName: optionalFreeText,
     toolCalls: optionalJson,
-    toolCallId: optionalText,
+    toolCallId: optionalFreeText,
     tokenCount: int.nullish(),
-    finishReason: optionalText,
-    reasoning: optionalText,
-    reasoningContent: optionalText,
+    finishReason: optionalFreeText,
+    reasoning: optionalFreeText,
+    reasoningContent: optionalFreeText,
     reasoningDetails: optionalJson,
     codexReasoningItems: optionalJson,
     codexMessageItems: optionalJson,

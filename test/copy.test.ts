@@ -147,41 +147,77 @@ for (const pg of pgHarnesses) {
       }
     });
 
-    it('refuses NUL for Postgres with the rows named and nothing written, or replaces it when asked; SQLite keeps it', async () => {
+    it('keeps NUL in message text and JSON exactly by default, refuses it in an identifier, and replaces or refuses it when asked', async () => {
       const file = path.join(dir, `nul-${pg.name}.db`);
       const db = new Database(file);
       db.exec(HERMES_V11_DDL);
-      db.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 100)").run();
-      const insert = db.prepare("INSERT INTO messages (session_id, role, content, tool_calls, timestamp) VALUES ('s', ?, ?, ?, ?)");
-      insert.run('user', 'before\u0000after', null, 101);
-      insert.run('assistant', null, '[{"id": "c\\u0000d"}]', 102);
-      insert.run('user', 'plain \\u0000 is six characters', null, 103);
+      db.prepare("INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('s', 'cli', 100, ?)").run('be\u0000have');
+      const insert = db.prepare("INSERT INTO messages (session_id, role, content, tool_calls, reasoning, timestamp) VALUES ('s', ?, ?, ?, ?, ?)");
+      insert.run('user', 'before\u0000after', null, null, 101);
+      insert.run('assistant', null, '[{"id": "c\\u0000d"}]', 'think\u0000\uFFFF', 102);
+      insert.run('user', 'plain \\u0000 is six characters', null, null, 103);
+      insert.run('user', '\u0000json:[{"type": "text", "text": "x\\u0000y"}]', null, null, 104);
       db.close();
+      const badFile = path.join(dir, `nul-id-${pg.name}.db`);
+      fs.copyFileSync(file, badFile);
+      const bad = new Database(badFile);
+      bad.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('t', ?, 100)").run('cl\u0000i');
+      bad.close();
 
       const target = await pg.open();
       const keeper = await sqlite.open();
       try {
-        const error = await importHermesStateDb(file, target).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(ImportError);
-        expect((error as Error).message).toMatch(/NUL.*message 1 \(content\), message 2 \(tool_calls\)/);
-        expect((error as Error).message).not.toMatch(/message 3/);
-        expect(await target.sessionCount()).toBe(0);
-
-        const replaced = await importHermesStateDb(file, target, { onNul: 'replace', verify: true });
-        expect(replaced.nulReplaced).toBe(2);
-        expect(replaced.verification?.problems).toEqual([]);
+        const kept = await importHermesStateDb(file, target, { verify: true });
+        expect(kept.nulReplaced).toBe(0);
+        expect(kept.verification?.problems).toEqual([]);
         const msgs = await target.getMessages('s');
-        expect(msgs.map((m) => m.content)).toEqual(['before\uFFFDafter', null, 'plain \\u0000 is six characters']);
-        expect(msgs[1]!.toolCalls).toEqual([{ id: 'c\uFFFDd' }]);
+        expect(msgs.map((m) => m.content)).toEqual([
+          'before\u0000after',
+          null,
+          'plain \\u0000 is six characters',
+          [{ type: 'text', text: 'x\u0000y' }],
+        ]);
+        expect(msgs[1]!.toolCalls).toEqual([{ id: 'c\u0000d' }]);
+        expect(msgs[1]!.reasoning).toBe('think\u0000\uFFFF');
+        expect((await target.getSession('s'))!.systemPrompt).toBe('be\u0000have');
+        // The words on both sides of a NUL are found, as FTS5 finds them.
+        expect((await target.searchMessages('after')).map((h) => h.id)).toEqual([msgs[0]!.id]);
 
-        const kept = await importHermesStateDb(file, keeper, { verify: true });
-        expect(kept.verification?.ok).toBe(true);
-        expect((await keeper.getMessages('s'))[0]!.content).toBe('before\u0000after');
-        // And a store holding NUL (SQLite) copies into Postgres only when told how.
+        // NUL in an identifier or label cannot be kept: refused with the row named, nothing written.
         const other = await pg.open();
-        await expect(copyStore(keeper, other)).rejects.toThrow(/NUL/);
+        const error = await importHermesStateDb(badFile, other).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ImportError);
+        expect((error as Error).message).toMatch(/NUL.*identifier or label.*session t \(source\)/);
+        expect((error as Error).message).not.toMatch(/message \d/);
         expect(await other.sessionCount()).toBe(0);
+        // onNul: 'refuse' refuses any NUL, naming the rows.
+        const refused = await importHermesStateDb(file, other, { onNul: 'refuse' }).catch((e: unknown) => e);
+        expect((refused as Error).message).toMatch(/NUL.*session s \(system_prompt\).*message 1 \(content\), message 2 \(tool_calls\)/);
+        expect((refused as Error).message).not.toMatch(/message 3/);
+        expect(await other.sessionCount()).toBe(0);
+        // onNul: 'replace' stores U+FFFD instead, identifiers included.
+        const replaced = await importHermesStateDb(badFile, other, { onNul: 'replace', verify: true });
+        expect(replaced.nulReplaced).toBe(5);
+        expect(replaced.verification?.problems).toEqual([]);
+        const swapped = await other.getMessages('s');
+        expect(swapped.map((m) => m.content).slice(0, 2)).toEqual(['before\uFFFDafter', null]);
+        expect(swapped[1]!.toolCalls).toEqual([{ id: 'c\uFFFDd' }]);
+        expect((await other.getSession('t'))!.source).toBe('cl\uFFFDi');
         await other.close();
+
+        // SQLite keeps NUL, and a store holding it copies into Postgres and back exactly.
+        expect((await importHermesStateDb(file, keeper, { verify: true })).verification?.ok).toBe(true);
+        expect((await keeper.getMessages('s'))[0]!.content).toBe('before\u0000after');
+        const copied = await pg.open();
+        const back = await sqlite.open();
+        try {
+          expect((await copyStore(keeper, copied, { verify: true })).verification?.problems).toEqual([]);
+          expect((await copyStore(copied, back, { verify: true })).verification?.problems).toEqual([]);
+          expect(await back.getMessages('s')).toEqual(await keeper.getMessages('s'));
+          expect(await copied.getMessages('s')).toEqual(await keeper.getMessages('s'));
+        } finally {
+          await Promise.all([copied.close(), back.close()]);
+        }
       } finally {
         await Promise.all([target.close(), keeper.close()]);
       }

@@ -55,15 +55,18 @@ const dbOption = () =>
 const mergeOption = () =>
   new Option('--merge <how>', "when the target holds different rows under the same ids: keep-target keeps the target's (default: refuse, nothing written)").choices(['keep-target']);
 const nulOption = () =>
-  new Option('--nul <how>', 'text holding NUL (U+0000), which Postgres cannot store: replace stores U+FFFD instead (default: refuse, nothing written)').choices(['replace']);
+  new Option(
+    '--nul <how>',
+    'NUL (U+0000) going into Postgres: keep (default: stored exactly in message text, system prompts and JSON; in an id or label it refuses), replace (U+FFFD instead), refuse (any NUL: nothing written)',
+  ).choices(['keep', 'replace', 'refuse']);
 
 interface TransferFlags {
   merge?: 'keep-target';
-  nul?: 'replace';
+  nul?: 'keep' | 'replace' | 'refuse';
   verify: boolean;
 }
 
-const transferOptions = (o: TransferFlags): TransferOptions => ({ onConflict: o.merge ?? 'refuse', onNul: o.nul ?? 'refuse' });
+const transferOptions = (o: TransferFlags): TransferOptions => ({ onConflict: o.merge ?? 'refuse', onNul: o.nul ?? 'keep' });
 
 /** A Hermes state.db (not one of our stores): an SQLite file without our migration journal. */
 function isHermesFile(url: string): string | null {

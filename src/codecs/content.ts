@@ -17,10 +17,15 @@ export function isStructured(content: unknown): content is Exclude<MessageConten
   return typeof content === 'object' && content !== null;
 }
 
-/** SQLite TEXT form of a content value. */
+/**
+ * SQLite TEXT form of a content value. A plain string that itself starts with the marker is stored as
+ * the marker and a JSON string, so that it reads back as that string, here and in Hermes (whose decoder
+ * returns whatever the JSON holds), instead of as the structured value its tail may spell.
+ */
 export function encodeSqliteContent(content: MessageContentInput | null | undefined): string | null {
   if (content === null || content === undefined) return null;
-  return isStructured(content) ? STRUCTURED_PREFIX + pythonJsonDumps(content) : content;
+  if (isStructured(content) || content.startsWith(STRUCTURED_PREFIX)) return STRUCTURED_PREFIX + pythonJsonDumps(content);
+  return content;
 }
 
 /** Read SQLite TEXT content: the `"\x00json:"` form becomes the value; text that fails to parse stays text. */

@@ -11,7 +11,8 @@ import type { QueryNode } from '../search/query.js';
 
 export type SearchOrder = 'relevance' | 'newest' | 'oldest';
 
-export type BulkType = 'text' | 'int' | 'real' | 'time' | 'json' | 'bool';
+/** `free`: free text (message fields, system prompts), which may hold NUL; `text`: identifiers and labels. */
+export type BulkType = 'text' | 'free' | 'int' | 'real' | 'time' | 'json' | 'bool';
 export interface BulkColumn {
   readonly name: string;
   readonly type: BulkType;
@@ -66,10 +67,16 @@ export interface ValueDecoders {
   timeOrNull(value: unknown): number | null;
   /** Parsed JSON from a JSON column (TEXT on SQLite, jsonb on Postgres). */
   json(value: unknown): JsonValue | null;
+  /** A free-text column as written (Postgres stores NUL escaped: codecs/pg-text.ts); null stays null. */
+  freeText(value: unknown): string | null;
+  /** JSON text read with `storedJson` as Hermes stores it (NUL spelled \u0000); null stays null. */
+  jsonText(value: unknown): string | null;
   /** A number from an integer column (int8 arrives as a string from postgres.js). */
   int(value: unknown): number;
   intOrNull(value: unknown): number | null;
   bool(value: unknown): boolean | null;
+  /** The content of a row read with `storedContentColumns`, as Hermes stores it (text, or "\x00json:" + JSON). */
+  storedContent(row: Record<string, unknown>): string | null;
   /** The message content of a raw `messages` row (its content columns). */
   content(row: Record<string, unknown>): MessageContent | null;
 }
@@ -79,6 +86,8 @@ export interface Dialect {
 
   /** Typed parameters (Postgres cannot infer a type for a bare NULL in CASE/COALESCE). */
   text(value: string | null | undefined): SQL;
+  /** Free text (message fields, system prompts): any string, NUL included. */
+  freeText(value: string | null | undefined): SQL;
   int(value: number | null | undefined): SQL;
   real(value: number | null | undefined): SQL;
   bool(value: boolean | null | undefined): SQL;
@@ -113,8 +122,9 @@ export interface Dialect {
   /** Number of characters of content (0 for NULL); structured content counts as non-empty. */
   contentLength(alias: string): SQL;
   /**
-   * The content columns of a message row as the decoder expects them, but plain text cut to its first
-   * `chars` characters (structured content whole): previews of huge messages never read the whole row.
+   * The content columns of a message row as the decoder expects them, but plain text cut to at least its
+   * first `chars` characters (structured content whole; the caller cuts the decoded text): previews of huge
+   * messages never read the whole row.
    */
   contentHead(alias: string, chars: number): SQL;
 

@@ -4,7 +4,6 @@
  * as importing a Hermes state.db. Messages are read in id order, a page at a time.
  */
 import { sql } from 'drizzle-orm';
-import { STRUCTURED_PREFIX } from '../codecs/content.js';
 import { first, rows as queryRows } from '../db/ops.js';
 import type { RepoContext } from './context.js';
 import type { RawRow } from './import.js';
@@ -15,6 +14,9 @@ const SESSION_PLAIN = ['id', 'source', 'user_id', 'model', 'system_prompt', 'par
   'tool_call_count', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens',
   'billing_provider', 'billing_base_url', 'billing_mode', 'estimated_cost_usd', 'actual_cost_usd', 'cost_status', 'cost_source',
   'pricing_version', 'title', 'api_call_count', 'handoff_state', 'handoff_platform', 'handoff_error'];
+/** Free text, which Postgres stores escaped (codecs/pg-text.ts) and Hermes' form holds as it is. */
+const SESSION_FREE = ['system_prompt'];
+const MESSAGE_FREE = ['tool_call_id', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content'];
 const MESSAGE_JSON = ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'];
 const MESSAGE_PLAIN = ['id', 'session_id', 'role', 'tool_call_id', 'tool_name', 'timestamp', 'token_count', 'finish_reason',
   'reasoning', 'reasoning_content'];
@@ -31,6 +33,13 @@ export class BulkReadRepo {
     if (row[key] !== null && row[key] !== undefined) row[key] = this.ctx.d.decode.time(row[key]);
   }
 
+  /** Free text and JSON text as Hermes stores them. */
+  private stored(row: RawRow, free: string[], json: string[]): void {
+    const { decode } = this.ctx.d;
+    for (const k of free) row[k] = decode.freeText(row[k]);
+    for (const k of json) row[k] = decode.jsonText(row[k]);
+  }
+
   /** Every session, by id. */
   sessions(): Promise<RawRow[]> {
     const { d } = this.ctx;
@@ -39,6 +48,7 @@ export class BulkReadRepo {
       return yield* queryRows(sql`SELECT ${columns} FROM sessions ORDER BY id`);
     }).then((rows) => rows.map((r) => {
       for (const k of SESSION_TIMES) this.time(r, k);
+      this.stored(r, SESSION_FREE, SESSION_JSON);
       return r;
     }));
   }
@@ -52,8 +62,8 @@ export class BulkReadRepo {
     }).then((rows) => rows.map((r) => {
       this.time(r, 'timestamp');
       r.id = d.decode.int(r.id);
-      // Postgres keeps structured content in content_json; give it back in the "\x00json:" form.
-      if (r.content_json !== null && r.content_json !== undefined) r.content = STRUCTURED_PREFIX + String(r.content_json);
+      this.stored(r, MESSAGE_FREE, MESSAGE_JSON);
+      r.content = d.decode.storedContent(r);
       delete r.content_json;
       return r;
     }));

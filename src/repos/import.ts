@@ -21,7 +21,7 @@ const num = rawNumber;
 const count = rawCount;
 
 const SESSION_COLUMNS: BulkColumn[] = [
-  ['id', 'text'], ['source', 'text'], ['user_id', 'text'], ['model', 'text'], ['model_config', 'json'], ['system_prompt', 'text'],
+  ['id', 'text'], ['source', 'text'], ['user_id', 'text'], ['model', 'text'], ['model_config', 'json'], ['system_prompt', 'free'],
   ['started_at', 'time'], ['ended_at', 'time'], ['end_reason', 'text'], ['message_count', 'int'], ['tool_call_count', 'int'],
   ['input_tokens', 'int'], ['output_tokens', 'int'], ['cache_read_tokens', 'int'], ['cache_write_tokens', 'int'], ['reasoning_tokens', 'int'],
   ['billing_provider', 'text'], ['billing_base_url', 'text'], ['billing_mode', 'text'], ['estimated_cost_usd', 'real'],
@@ -31,8 +31,8 @@ const SESSION_COLUMNS: BulkColumn[] = [
 
 /** Message columns before the content column(s), which differ by dialect. */
 const MESSAGE_COLUMNS: BulkColumn[] = [
-  ['id', 'int'], ['session_id', 'text'], ['role', 'text'], ['tool_call_id', 'text'], ['tool_calls', 'json'], ['tool_name', 'text'],
-  ['timestamp', 'time'], ['token_count', 'int'], ['finish_reason', 'text'], ['reasoning', 'text'], ['reasoning_content', 'text'],
+  ['id', 'int'], ['session_id', 'text'], ['role', 'text'], ['tool_call_id', 'free'], ['tool_calls', 'json'], ['tool_name', 'free'],
+  ['timestamp', 'time'], ['token_count', 'int'], ['finish_reason', 'free'], ['reasoning', 'free'], ['reasoning_content', 'free'],
   ['reasoning_details', 'json'], ['codex_reasoning_items', 'json'], ['codex_message_items', 'json'],
 ].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 

@@ -61,9 +61,9 @@ export class MessageRepo {
     const r = withReasoning;
     return {
       columns: sql`${INSERT_COLUMNS}, ${c.columns}`,
-      values: sql`(${d.text(sessionId)}, ${d.text(role)}, ${d.text(f.toolCallId)}, ${d.json(jsonIfTruthy(f.toolCalls))},
-        ${d.text(f.toolName)}, ${d.time(timestamp)}, ${d.int(f.tokenCount)}, ${d.text(f.finishReason)},
-        ${d.text(r ? f.reasoning : null)}, ${d.text(r ? f.reasoningContent : null)},
+      values: sql`(${d.text(sessionId)}, ${d.text(role)}, ${d.freeText(f.toolCallId)}, ${d.json(jsonIfTruthy(f.toolCalls))},
+        ${d.freeText(f.toolName)}, ${d.time(timestamp)}, ${d.int(f.tokenCount)}, ${d.freeText(f.finishReason)},
+        ${d.freeText(r ? f.reasoning : null)}, ${d.freeText(r ? f.reasoningContent : null)},
         ${d.json(r ? jsonIfTruthy(f.reasoningDetails) : null)}, ${d.json(r ? jsonIfTruthy(f.codexReasoningItems) : null)},
         ${d.json(r ? jsonIfTruthy(f.codexMessageItems) : null)}, ${c.values})`,
     };

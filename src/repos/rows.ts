@@ -13,7 +13,7 @@ export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
     userId: str(r.user_id),
     model: str(r.model),
     modelConfig: d.json(r.model_config),
-    systemPrompt: str(r.system_prompt),
+    systemPrompt: d.freeText(r.system_prompt),
     parentSessionId: str(r.parent_session_id),
     startedAt: d.time(r.started_at),
     endedAt: d.timeOrNull(r.ended_at),
@@ -47,14 +47,14 @@ export function decodeMessage(r: Row, d: ValueDecoders): MessageRow {
     sessionId: String(r.session_id),
     role: String(r.role),
     content: d.content(r),
-    toolCallId: str(r.tool_call_id),
+    toolCallId: d.freeText(r.tool_call_id),
     toolCalls: d.json(r.tool_calls),
-    toolName: str(r.tool_name),
+    toolName: d.freeText(r.tool_name),
     timestamp: d.time(r.timestamp),
     tokenCount: d.intOrNull(r.token_count),
-    finishReason: str(r.finish_reason),
-    reasoning: str(r.reasoning),
-    reasoningContent: str(r.reasoning_content),
+    finishReason: d.freeText(r.finish_reason),
+    reasoning: d.freeText(r.reasoning),
+    reasoningContent: d.freeText(r.reasoning_content),
     reasoningDetails: d.json(r.reasoning_details),
     codexReasoningItems: d.json(r.codex_reasoning_items),
     codexMessageItems: d.json(r.codex_message_items),
@@ -69,7 +69,7 @@ export function previewFromRaw(raw: unknown): string {
 
 /** A session row with `last_active` and `_preview_raw` columns. */
 export function decodeRichSession(r: Row, d: ValueDecoders): RichSessionRow {
-  return { ...decodeSession(r, d), lastActive: d.time(r.last_active), preview: previewFromRaw(r._preview_raw) };
+  return { ...decodeSession(r, d), lastActive: d.time(r.last_active), preview: previewFromRaw(d.freeText(r._preview_raw)) };
 }
 
 export function decodeBinding(r: Row, d: ValueDecoders): TelegramTopicBinding {

@@ -110,10 +110,10 @@ function chunks<T>(items: T[], size: number): T[][] {
 type PageRow = Record<string, unknown>;
 
 /** A page row's snippet: the engine's own, or one computed from the (bounded) text it sent. */
-function snippetOf(row: PageRow, path: MatchPath, match: QueryNode): string | null {
-  if (row.snippet !== null && row.snippet !== undefined) return String(row.snippet);
-  if (row.search_text === null || row.search_text === undefined) return null;
-  return boundedSnippet(String(row.search_text), match, path, Boolean(row.truncated));
+function snippetOf(d: Dialect, row: PageRow, path: MatchPath, match: QueryNode): string | null {
+  if (row.snippet !== null && row.snippet !== undefined) return d.decode.freeText(row.snippet);
+  const text = d.decode.freeText(row.search_text);
+  return text === null ? null : boundedSnippet(text, match, path, Boolean(row.truncated));
 }
 
 /**
@@ -172,7 +172,7 @@ export class SearchRepo {
     const snippets = new Map<number, string | null>();
     if (plan.path === 'like') {
       found = await d.read(() => likePage(d, plan.tokens, where, limit, f.offset));
-      for (const r of found) snippets.set(d.decode.int(r.id), r.snippet === null || r.snippet === undefined ? null : String(r.snippet));
+      for (const r of found) snippets.set(d.decode.int(r.id), d.decode.freeText(r.snippet));
     } else {
       const order = searchOrder(f.sort);
       const cap = this.rankWindow;
@@ -188,7 +188,7 @@ export class SearchRepo {
         const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
         for (const [i, piece] of chunks(texts, SNIPPET_CHUNK).entries()) {
           if (i > 0) await yieldToEventLoop();
-          for (const t of piece) snippets.set(d.decode.int(t.id), snippetOf(t, plan.path, plan.match));
+          for (const t of piece) snippets.set(d.decode.int(t.id), snippetOf(d, t, plan.path, plan.match));
         }
       }
     };
@@ -201,7 +201,7 @@ export class SearchRepo {
         role: String(r.role),
         snippet: snippets.get(id) ?? null,
         timestamp: d.decode.time(r.timestamp),
-        toolName: r.tool_name === null || r.tool_name === undefined ? null : String(r.tool_name),
+        toolName: d.decode.freeText(r.tool_name),
         source: String(r.source),
         model: r.model === null || r.model === undefined ? null : String(r.model),
         sessionStarted: d.decode.time(r.session_started),

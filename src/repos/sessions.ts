@@ -76,7 +76,7 @@ export class SessionRepo {
       yield* exec(sql`
         INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
         VALUES (${d.text(id)}, ${d.text(source)}, ${d.text(fields.userId)}, ${d.text(fields.model)}, ${d.json(modelConfig)},
-                ${d.text(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
+                ${d.freeText(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
         ON CONFLICT (id) DO NOTHING`);
       return id;
     });
@@ -123,7 +123,7 @@ export class SessionRepo {
   updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET system_prompt = ${d.text(prompt)} WHERE id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE sessions SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
     });
   }
 

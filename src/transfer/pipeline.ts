@@ -27,11 +27,13 @@ export interface TransferOptions {
    */
   onConflict?: 'refuse' | 'keep-target';
   /**
-   * Text holding NUL characters (U+0000), which Postgres cannot store: 'refuse' (default: an error naming
-   * the rows, nothing written) or 'replace' (each NUL becomes U+FFFD, counted in the report). Only
-   * Postgres targets are affected; SQLite keeps NUL as it is.
+   * NUL characters (U+0000) on their way into Postgres, whose text cannot hold them: 'keep' (default:
+   * message fields, system prompts and JSON are stored exactly, escaped as codecs/pg-text.ts says; NUL in
+   * an identifier or label, such as a session id or a source, refuses the transfer), 'replace' (each NUL
+   * becomes U+FFFD, counted in the report) or 'refuse' (any NUL: an error naming the rows, nothing written).
+   * SQLite targets keep NUL as it is whatever the option.
    */
-  onNul?: 'refuse' | 'replace';
+  onNul?: 'keep' | 'refuse' | 'replace';
 }
 
 export interface TransferCounts {
@@ -44,7 +46,7 @@ export interface TransferCounts {
   nulReplaced: number;
 }
 
-/** A transfer refused before writing anything (conflicting ids, NUL for Postgres). */
+/** A transfer refused before writing anything (conflicting ids, NUL Postgres cannot keep). */
 export class TransferRefusedError extends SessionDbError {
   /** Why, without the source's name (callers put it in front). */
   readonly reason: string;
@@ -88,6 +90,8 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
 const NUL = '\u0000';
 const STRUCTURED = '\u0000json:';
 const JSON_COLUMNS = new Set(['model_config', 'tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']);
+/** Columns Postgres stores with NUL escaped (free text and JSON; see BulkType 'free' in repos/import.ts). */
+const KEEPS_NUL = new Set([...JSON_COLUMNS, 'content', 'system_prompt', 'tool_call_id', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content']);
 
 /** JSON text of a column, or null when the column is not JSON (structured content counts as JSON). */
 function jsonBody(key: string, value: string): string | null {
@@ -141,14 +145,18 @@ function replaceNul(key: string, value: string): string {
   return prefix + fixed.replaceAll(NUL, '\uFFFD');
 }
 
-/** Rows holding NUL in any string column: fixed in place ('replace'), or named ('refuse'). */
-function treatNul(rows: RawRow[], what: string, mode: 'refuse' | 'replace', found: string[]): number {
+/**
+ * Rows holding NUL in a string column: fixed in place ('replace'), or named ('refuse'; 'keep' names only
+ * the columns Postgres cannot keep NUL in).
+ */
+function treatNul(rows: RawRow[], what: string, mode: 'keep' | 'refuse' | 'replace', found: string[]): number {
   let changed = 0;
   for (const row of rows) {
     let touched = false;
     for (const [key, value] of Object.entries(row)) {
+      if (mode === 'keep' && KEEPS_NUL.has(key)) continue;
       if (!hasNul(key, value)) continue;
-      if (mode === 'refuse') {
+      if (mode !== 'replace') {
         found.push(`${what} ${String(row.id)} (${key})`);
       } else {
         row[key] = replaceNul(key, value as string);
@@ -171,23 +179,24 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
   const modes = await source.topicModes();
   const bindings = await source.topicBindings();
 
-  const nulMode = store.dialect === 'pg' ? (options.onNul ?? 'refuse') : null;
-  if (nulMode === 'refuse') {
+  const nulMode = store.dialect === 'pg' ? (options.onNul ?? 'keep') : null;
+  if (nulMode === 'refuse' || nulMode === 'keep') {
     const found: string[] = [];
-    treatNul(sessions, 'session', 'refuse', found);
+    treatNul(sessions, 'session', nulMode, found);
     for (const [rows, what] of [[meta, 'state_meta row'], [modes, 'topic mode of chat'], [bindings, 'topic binding of chat']] as const) {
-      treatNul(rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })), what, 'refuse', found);
+      treatNul(rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })), what, nulMode, found);
     }
     for (let last = -1; found.length < 5; ) {
       const page = await source.messagePage(last, MESSAGE_PAGE);
       if (page.length === 0) break;
       last = Number(page[page.length - 1]!.id);
-      treatNul(page, 'message', 'refuse', found);
+      treatNul(page, 'message', nulMode, found);
     }
     if (found.length > 0) {
+      const where = nulMode === 'keep' ? 'an identifier or label (Postgres keeps NUL only in message text, system prompts and JSON)' : 'the data (onNul: "refuse")';
       throw new TransferRefusedError(
         `Cannot copy ${source.label} into ${store.url}`,
-        `Postgres cannot store the NUL character (U+0000) found in ${found.slice(0, 5).join(', ')}; nothing was written to ` +
+        `the NUL character (U+0000) is in ${where}: ${found.slice(0, 5).join(', ')}; nothing was written to ` +
           `${store.url}. Pass onNul: "replace" (CLI: --nul replace) to store each NUL as U+FFFD, or copy into SQLite, which keeps it.`,
       );
     }

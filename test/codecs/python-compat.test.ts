@@ -3,11 +3,14 @@
  * json.dumps is checked against the real python3 on this machine when it is there.
  */
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeSqliteContent, encodeSqliteContent } from '../../src/codecs/content.js';
 import { pythonFloatRepr, pythonJsonDumps } from '../../src/codecs/python-json.js';
 import { pyLen, pySlice, pyStrip } from '../../src/codecs/python-text.js';
-import { TitleTooLongError, sanitizeTitle } from '../../src/index.js';
+import { TitleTooLongError, openStore, sanitizeTitle } from '../../src/index.js';
 import { sanitizeContext } from '../../src/repos/conversation.js';
 import { isCI } from '../backends.js';
 
@@ -56,6 +59,40 @@ describe('python json.dumps', () => {
     expect(decodeSqliteContent('\u0000json:{broken')).toBe('\u0000json:{broken');
     expect(decodeSqliteContent('plain')).toBe('plain');
   });
+});
+
+describe("Hermes' Python reads what we store", () => {
+  it.skipIf(noPython !== undefined)(
+    `decodes every content exactly, NUL and marker-looking strings included${noPython ? ` (skipped: ${noPython})` : ''}`,
+    async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-pycompat-'));
+      try {
+        const file = path.join(dir, 'state.db');
+        const store = await openStore(`sqlite:${file}`);
+        const contents = ['plain', 'a\u0000b', '\u0000', '\u0000json:[1, 2]', '\u0000json:{"a": 1}', '\u0000json:"s"', '\u0000json:broken',
+          [{ type: 'text', text: 'x\u0000y' }], { k: '\u0000json:[3]' }];
+        await store.createSession('s', 'cli');
+        for (const c of contents) await store.appendMessage('s', 'user', c);
+        await store.close();
+        // Hermes' decode (spec: "Content encoding"): the marker's remainder through json.loads, else the raw string.
+        const script = [
+          'import json, sqlite3, sys',
+          'out = []',
+          "for (v,) in sqlite3.connect(sys.argv[1]).execute('SELECT content FROM messages ORDER BY id'):",
+          "    if isinstance(v, str) and v.startswith('\\x00json:'):",
+          '        try:',
+          '            v = json.loads(v[6:])',
+          '        except Exception:',
+          '            pass',
+          '    out.append(v)',
+          'print(json.dumps(out))',
+        ].join('\n');
+        expect(JSON.parse(execFileSync('python3', ['-c', script, file]).toString())).toEqual(contents);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('python strings', () => {

@@ -61,6 +61,52 @@ export function messagesContract(f: StoreFixture): void {
       expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual([parts, { kind: 'object content', n: 1 }]);
     });
 
+    it('stores any string in any message field and the system prompt exactly, NUL included; lone surrogates as U+FFFD', async () => {
+      // NUL alone, inside, doubled, at the ends, beside U+FFFF/U+FFFE (the Postgres escape's own characters),
+      // a plain string that looks like Hermes' structured marker, and lone surrogates.
+      const nasty = ['\u0000', 'a\u0000b', '\u0000\u0000x\u0000', '\uFFFF\uFFFE\u0000\uFFFF', '\uFFFF', 'x\uFFFF\uFFFFy', '\u0000json:[1, 2]', '\u0000json:{"a": 1}', '\u0000json:not json'];
+      const surrogates: Array<[string, string]> = [['a\ud800b', 'a\uFFFDb'], ['\udfff', '\uFFFD'], ['x\ud83d', 'x\uFFFD'], ['\ud83d\ude00', '\ud83d\ude00']];
+      await f.store.createSession('s1', 'cli', { systemPrompt: 'sys\u0000tem\ud800', modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] } });
+      expect(await f.store.getSession('s1')).toMatchObject({ systemPrompt: 'sys\u0000tem\uFFFD', modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] } });
+      await f.store.updateSystemPrompt('s1', '\u0000json:[]');
+      expect((await f.store.getSession('s1'))!.systemPrompt).toBe('\u0000json:[]');
+      const written: Array<[string, string]> = [...nasty.map((t): [string, string] => [t, t]), ...surrogates];
+      for (const [t] of written) {
+        await f.store.appendMessage('s1', 'tool', t, {
+          toolName: t, toolCallId: t, finishReason: t, toolCalls: [{ id: t, [t]: t }], reasoningDetails: { [t]: [t] },
+          codexReasoningItems: [t], codexMessageItems: [{ text: t }],
+        });
+        await f.store.appendMessage('s1', 'assistant', [{ type: 'text', text: t }], { reasoning: t, reasoningContent: t });
+      }
+      const messages = await f.store.getMessages('s1');
+      expect(messages).toHaveLength(written.length * 2);
+      written.forEach(([, t], i) => {
+        const [tool, assistant] = [messages[2 * i]!, messages[2 * i + 1]!];
+        expect(tool).toMatchObject({
+          content: t, toolName: t, toolCallId: t, finishReason: t, toolCalls: [{ id: t, [t]: t }], reasoningDetails: { [t]: [t] },
+          codexReasoningItems: [t], codexMessageItems: [{ text: t }],
+        });
+        expect(assistant).toMatchObject({ content: [{ type: 'text', text: t }], reasoning: t, reasoningContent: t });
+      });
+      // Through replaceMessages and the conversation view too.
+      await f.store.replaceMessages('s1', [{ role: 'user', content: 'r\u0000e' }, { role: 'assistant', content: '\u0000json:"q"', reasoning: '\u0000' }]);
+      expect((await f.store.getMessagesAsConversation('s1')).map((m) => m.content)).toEqual(['r\u0000e', '\u0000json:"q"']);
+    });
+
+    it('finds the words on both sides of a NUL, and shows NUL in the snippet and context as stored', async () => {
+      await f.store.createSession('s1', 'cli');
+      const id = await f.store.appendMessage('s1', 'tool', 'binary\u0000garbage then needle\u0000haystack');
+      await f.store.appendMessage('s1', 'user', 'nothing here');
+      for (const q of ['garbage', 'needle', 'haystack', '"then needle"']) {
+        const hits = await f.store.searchMessages(q);
+        expect(hits.map((h) => h.id), q).toEqual([id]);
+        expect(hits[0]!.context.find((c) => c.role === 'tool')!.content).toBe('binary\u0000garbage then needle\u0000haystack');
+      }
+      // Hermes' FTS5 snippet stops at a NUL (it is built with "%.*s"): only the text before it is certain.
+      expect((await f.store.searchMessages('binary'))[0]!.snippet).toMatch(/^>>>binary<<</);
+      expect(await f.store.searchMessages('\u0000')).toEqual([]);
+    });
+
     it('keeps timestamps in insertion order and returns messages by id', async () => {
       await f.store.createSession('s1', 'cli');
       for (const c of ['a', 'b', 'c']) await f.store.appendMessage('s1', 'user', c);

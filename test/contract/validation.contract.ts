@@ -66,8 +66,9 @@ const CASES: Case[] = [
   ['getNextTitleInLineage', 'baseTitle', (s) => s.getNextTitleInLineage(bad(undefined))],
   ['appendMessage', 'role', (s) => s.appendMessage('seed', '', 'x')],
   ['appendMessage', 'content', (s) => s.appendMessage('seed', 'user', bad(5))],
-  ['appendMessage', 'content', (s) => s.appendMessage('seed', 'user', 'a\u0000b')],
-  ['appendMessage', 'content', (s) => s.appendMessage('seed', 'user', [{ type: 'text', text: LONE_SURROGATE }])],
+  // Identifiers still refuse NUL and lone surrogates (message text accepts them: see messages.contract.ts).
+  ['appendMessage', 'role', (s) => s.appendMessage('seed', 'us\u0000er', 'x')],
+  ['appendMessage', 'role', (s) => s.appendMessage('seed', LONE_SURROGATE, 'x')],
   ['appendMessage', 'options.toolCalls', (s) => s.appendMessage('seed', 'assistant', null, { toolCalls: bad(() => 1) })],
   ['appendMessage', 'options.tokenCount', (s) => s.appendMessage('seed', 'user', 'x', { tokenCount: bad('a') })],
   ['appendMessage', 'options', (s) => s.appendMessage('seed', 'user', 'x', bad({ tool_calls: [] }))],

@@ -1,9 +1,10 @@
 /**
  * Hostile input through the facade: every string parameter (ids, sources, roles, titles, meta keys and
  * values, tool names, JSON payloads, search queries) gets quotes, comment markers, semicolons, NUL, lone
- * surrogates, LIKE and FTS5 metacharacters, and 1 MB strings. Each call either fails with a
- * ValidationError and writes nothing, or stores the value and reads back exactly that value. Nothing
- * reaches SQL as text: the schema is intact afterwards and nothing else changed.
+ * surrogates, LIKE and FTS5 metacharacters, and 1 MB strings. An identifier call either fails with a
+ * ValidationError and writes nothing, or stores the value and reads back exactly that value; free text
+ * (message fields, system prompts, JSON payloads) is never refused and reads back exactly, lone surrogates
+ * as U+FFFD. Nothing reaches SQL as text: the schema is intact afterwards and nothing else changed.
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,9 +38,11 @@ async function refusedOrDone(call: () => Promise<unknown>): Promise<boolean> {
 }
 
 const clean = (s: string) => !s.includes('\u0000') && s.isWellFormed();
-const jsonClean = (v: unknown): boolean =>
-  typeof v === 'string' ? clean(v) : Array.isArray(v) ? v.every(jsonClean) : v !== null && typeof v === 'object'
-    ? Object.entries(v).every(([k, x]) => clean(k) && jsonClean(x)) : true;
+/** Free text as it reads back: lone surrogates (which UTF-8 cannot carry) as U+FFFD, everything else exactly. */
+const stored = (s: string) => s.toWellFormed();
+const storedJson = (v: unknown): unknown =>
+  typeof v === 'string' ? stored(v) : Array.isArray(v) ? v.map(storedJson) : v !== null && typeof v === 'object'
+    ? Object.fromEntries(Object.entries(v).map(([k, x]) => [stored(k), storedJson(x)])) : v;
 
 async function fingerprint(store: SessionStore) {
   return { sessions: await store.sessionCount(), messages: await store.messageCount() };
@@ -77,7 +80,8 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
           const before = await fingerprint(store);
           // Ids and sources are keys: non-empty, at most 1,024 characters.
           const key = (k: string) => clean(k) && k.length >= 1 && k.length <= 1024;
-          const valid = key(sid) && key(source) && clean(model) && clean(content) && jsonClean(config);
+          // Free text (the system prompt, model_config) is never the reason for a refusal.
+          const valid = key(sid) && key(source) && clean(model);
           const refused = await refusedOrDone(() => store.createSession(sid, source, { model, modelConfig: config, systemPrompt: content }));
           // Refused exactly when some input is invalid; a refusal writes nothing.
           expect(refused).toBe(!valid);
@@ -86,9 +90,9 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
             return;
           }
           const row = (await store.getSession(sid))!;
-          expect(row).toMatchObject({ id: sid, source, model, systemPrompt: content });
+          expect(row).toMatchObject({ id: sid, source, model, systemPrompt: stored(content) });
           // As in Hermes, a falsy model_config ({} or []) is stored as NULL.
-          expect(row.modelConfig).toEqual(Object.keys(config).length > 0 ? config : null);
+          expect(row.modelConfig).toEqual(Object.keys(config).length > 0 ? storedJson(config) : null);
 
           if (!(await refusedOrDone(() => store.setSessionTitle(sid, title)))) {
             expect(await store.getSessionTitle(sid)).toBe(sanitizeTitle(title));
@@ -97,9 +101,12 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
           }
 
           const toolCalls = [{ id: content, function: { name: role, arguments: JSON.stringify(config) } }];
-          if (!(await refusedOrDone(() => store.appendMessage(sid, role, content, { toolName: source, toolCalls })))) {
+          // Only the role (an identifier) can be refused; the message's text is always stored.
+          const appended = !(await refusedOrDone(() => store.appendMessage(sid, role, content, { toolName: source, toolCalls })));
+          expect(appended).toBe(clean(role) && role.length >= 1 && role.length <= 1024);
+          if (appended) {
             const [m] = await store.getMessages(sid);
-            expect(m).toMatchObject({ role, content, toolName: source, toolCalls });
+            expect(m).toMatchObject({ role, content: stored(content), toolName: stored(source), toolCalls: storedJson(toolCalls) });
             // A search for the stored text never errors and never changes anything.
             const counts = await fingerprint(store);
             expect(Array.isArray(await store.searchMessages(content))).toBe(true);

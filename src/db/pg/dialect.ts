@@ -3,7 +3,8 @@
  * timestamptz text exact to the microsecond; structured content lives in content_json.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { STRUCTURED_PREFIX, decodeSqliteContent, isStructured } from '../../codecs/content.js';
+import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructured } from '../../codecs/content.js';
+import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
 import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js';
@@ -31,17 +32,31 @@ const decoders: ValueDecoders = {
   time: toEpoch,
   timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
   // The drivers parse jsonb; a jsonb string scalar arrives as a JS string and must stay one.
-  json: (v) => (v === undefined ? null : (v as JsonValue | null)),
+  json: (v) => (v === undefined ? null : decodePgJson(v as JsonValue | null)),
+  freeText: (v) => (v === null || v === undefined ? null : decodePgText(String(v))),
+  jsonText: (v) => (v === null || v === undefined ? null : decodePgJsonText(String(v))),
+  // Structured content lives in content_json; plain text that starts with the marker is re-marked as Hermes needs.
+  storedContent: (row) =>
+    row.content_json !== null && row.content_json !== undefined
+      ? STRUCTURED_PREFIX + decodePgJsonText(String(row.content_json))
+      : typeof row.content === 'string'
+        ? encodeSqliteContent(decodePgText(row.content))
+        : null,
   int: (v) => (v === null || v === undefined ? 0 : toNumber(v)),
   intOrNull: (v) => (v === null || v === undefined ? null : toNumber(v)),
   bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
-  content: (row) => (row.content ?? row.content_json ?? null) as ReturnType<ValueDecoders['content']>,
+  content: (row) =>
+    typeof row.content === 'string'
+      ? decodePgText(row.content)
+      : row.content_json === null || row.content_json === undefined
+        ? null
+        : (decodePgJson(row.content_json as JsonValue) as ReturnType<ValueDecoders['content']>),
 };
 
 
 /** Rows per bulk statement: they travel as one JSON parameter, so only its size bounds them. */
 const BULK_ROWS = 5000;
-const BULK_CAST: Record<BulkType, string> = { text: '', int: '::int8', real: '::float8', time: '::timestamptz', json: '::jsonb', bool: '::boolean' };
+const BULK_CAST: Record<BulkType, string> = { text: '', free: '', int: '::int8', real: '::float8', time: '::timestamptz', json: '::jsonb', bool: '::boolean' };
 
 /** JSON text as jsonb takes it: text that is not JSON is kept as a JSON string (JSON text read from a Hermes file may be damaged). */
 function asJsonText(text: string): string {
@@ -68,12 +83,13 @@ export class PgDialect implements Dialect {
   constructor(private readonly conn: PgConnection) {}
 
   text = (v: string | null | undefined) => sql`${v ?? null}::text`;
+  freeText = (v: string | null | undefined) => sql`${v === null || v === undefined ? null : encodePgText(v)}::text`;
   int = (v: number | null | undefined) => sql`${v ?? null}::int8`;
   real = (v: number | null | undefined) => sql`${v ?? null}::float8`;
   bool = (v: boolean | null | undefined) => sql`${v ?? null}::boolean`;
   time = (v: number | null | undefined) =>
     sql`${v === null || v === undefined ? null : epochSecondsToTimestamptz(v)}::timestamptz`;
-  json = (v: unknown) => sql`${v === null || v === undefined ? null : JSON.stringify(v)}::jsonb`;
+  json = (v: unknown) => sql`${v === null || v === undefined ? null : encodePgJsonText(JSON.stringify(v))}::jsonb`;
   // Rows travel as one JSON array of arrays (one parameter, far from the 65,535 limit, one round trip) and
   // are unpacked by json_array_elements; times go as exact timestamptz text, JSON as its text.
   bulkInsert = function* (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
@@ -86,7 +102,8 @@ export class PgDialect implements Dialect {
           const v = row[k] ?? null;
           if (v === null) return null;
           if (c.type === 'time') return epochSecondsToTimestamptz(v as number);
-          if (c.type === 'json') return asJsonText(v as string);
+          if (c.type === 'json') return encodePgJsonText(asJsonText(v as string));
+          if (c.type === 'free') return encodePgText(v as string);
           return v;
         }),
       );
@@ -94,10 +111,12 @@ export class PgDialect implements Dialect {
     }
   };
   readonly bulkContent = {
-    columns: [{ name: 'content', type: 'text' }, { name: 'content_json', type: 'json' }] as const,
+    columns: [{ name: 'content', type: 'free' }, { name: 'content_json', type: 'json' }] as const,
     values: (stored: string | null): unknown[] => {
+      // Plain text, marker-looking text that is not JSON, and a marker with a JSON string all go to `content`.
       const decoded = decodeSqliteContent(stored);
-      return isStructured(decoded) ? [null, stored!.slice(STRUCTURED_PREFIX.length)] : [stored, null];
+      if (decoded === null) return [null, null];
+      return isStructured(decoded) ? [null, stored!.slice(STRUCTURED_PREFIX.length)] : [decoded, null];
     },
   };
   storedJson = (column: string) => sql.raw(`"${column}"::text AS "${column}"`);
@@ -106,7 +125,8 @@ export class PgDialect implements Dialect {
     const structured = isStructured(content);
     return {
       columns: sql`content, content_json`,
-      values: sql`${structured ? null : (content ?? null)}::text, ${structured ? JSON.stringify(content) : null}::jsonb`,
+      values: sql`${structured || content === null || content === undefined ? null : encodePgText(content)}::text,
+        ${structured ? encodePgJsonText(JSON.stringify(content)) : null}::jsonb`,
     };
   };
 
@@ -132,7 +152,8 @@ export class PgDialect implements Dialect {
       ELSE '' END`;
   };
   hasContent = (a: string) => sql.raw(`(${a}.content IS NOT NULL OR ${a}.content_json IS NOT NULL)`);
-  contentHead = (a: string, chars: number) => sql`left(${sql.raw(a)}.content, ${chars}::int) AS content, ${sql.raw(a)}.content_json`;
+  // Twice the characters: escaped NULs take two each (codecs/pg-text.ts), and the caller cuts after decoding.
+  contentHead = (a: string, chars: number) => sql`left(${sql.raw(a)}.content, ${chars * 2}::int) AS content, ${sql.raw(a)}.content_json`;
   contentLength = (a: string) =>
     sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
 

@@ -32,6 +32,9 @@ const decoders: ValueDecoders = {
   intOrNull: (v) => (v === null || v === undefined ? null : num(v)),
   bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
   content: (row) => decodeSqliteContent((row.content as string | null) ?? null),
+  freeText: (v) => (v === null || v === undefined ? null : String(v)),
+  storedContent: (row) => (row.content === null || row.content === undefined ? null : String(row.content)),
+  jsonText: (v) => (v === null || v === undefined ? null : String(v)),
 };
 
 export class SqliteDialect implements Dialect {
@@ -52,6 +55,7 @@ export class SqliteDialect implements Dialect {
   // Values go into statements as bare parameters: inside sql`…` Drizzle and compile.ts bind a plain value
   // as a parameter, and not wrapping each one in its own SQL object is a fifth of a hot write's CPU.
   text = (v: string | null | undefined) => bare(v ?? null);
+  freeText = (v: string | null | undefined) => bare(v ?? null);
   int = (v: number | null | undefined) => bare(v ?? null);
   real = (v: number | null | undefined) => bare(v ?? null);
   bool = (v: boolean | null | undefined) => bare(v === null || v === undefined ? null : v ? 1 : 0);
@@ -113,8 +117,10 @@ export class SqliteDialect implements Dialect {
   hasContent = (a: string) => sql.raw(`${a}.content IS NOT NULL`);
   contentLength = (a: string) =>
     sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${sqliteIsStructured(a)} THEN 1 ELSE length(${sql.raw(a)}.content) END`;
+  // Cut as bytes (4 per character at most): substr() on text would stop at a NUL, which Hermes' Python slice keeps.
   contentHead = (a: string, chars: number) =>
-    sql`CASE WHEN ${sqliteIsStructured(a)} THEN ${sql.raw(a)}.content ELSE substr(${sql.raw(a)}.content, 1, ${chars}) END AS content`;
+    sql`CASE WHEN ${sqliteIsStructured(a)} THEN ${sql.raw(a)}.content
+      ELSE CAST(substr(CAST(${sql.raw(a)}.content AS BLOB), 1, ${chars * 4}) AS TEXT) END AS content`;
 
   private statement(text: string): Statement {
     let stmt = this.statements.get(text);
