@@ -238,8 +238,11 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, field: 
   throw new ValidationError(where, issue?.message ?? 'invalid', { cause: result.error });
 }
 
-/** A message id (a positive integer). */
-export const messageId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/**
+ * An anchor message id: any integer. One that names no message (negative, 0, past the last, beyond what an
+ * id can be) gives the empty view, as in Hermes; only a non-integer is refused.
+ */
+export const messageId = z.number().refine(Number.isInteger, 'must be an integer');
 
 /** A search query: any string (NUL and lone surrogates are neutralised by the search, not refused). */
 export const searchQuery = z.string();
