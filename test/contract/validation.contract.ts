@@ -43,6 +43,7 @@ const CASES: Case[] = [
   ['createSession', 'options.modelConfig', (s) => s.createSession('new', 'cli', { modelConfig: bad(new Date()) })],
   ['createSession', 'options.modelConfig', (s) => s.createSession('new', 'cli', { modelConfig: { k: 'nul\u0000' } })],
   ['createSession', 'options.parentSessionId', (s) => s.createSession('new', 'cli', { parentSessionId: '' })],
+  ['createSession', 'options.parentSessionId', (s) => s.createSession('seed', 'cli', { parentSessionId: 'seed' })],
   ['ensureSession', 'sessionId', (s) => s.ensureSession(bad(undefined))],
   ['getSession', 'sessionId', (s) => s.getSession(bad(5))],
   ['resolveSessionId', 'idOrPrefix', (s) => s.resolveSessionId(bad(undefined))],
