@@ -252,8 +252,9 @@ export class SessionStore {
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
     this.assertOpen();
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    const t = v.validate(v.optionalText, title, 'title');
-    return this.guard(() => this.titles.set(id, t), { title: t ?? null, sessionId: id });
+    // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
+    const t = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title');
+    return this.guard(() => this.titles.set(id, t), { title: t, sessionId: id });
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {

@@ -55,6 +55,8 @@ export const text = z.string().superRefine((value, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 export const optionalText = text.nullish();
+/** A title as given: any string, for Hermes' sanitising (which drops NUL and other controls) to clean first. */
+export const titleInput = z.string().nullish();
 /** Session ids and other keys: non-empty, at most 1024 characters. */
 export const id = text.pipe(z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'));
 export const optionalId = id.nullish();

@@ -61,6 +61,7 @@ const CASES: Case[] = [
   ['maybeAutoPruneAndVacuum', 'options.retentionDays', (s) => s.maybeAutoPruneAndVacuum({ retentionDays: bad('x') })],
   ['setSessionTitle', 'title', (s) => s.setSessionTitle('seed', bad(5))],
   ['setSessionTitle', 'title', (s) => s.setSessionTitle('seed', 'x'.repeat(101))],
+  ['setSessionTitle', 'title', (s) => s.setSessionTitle('seed', LONE_SURROGATE)],
   ['getSessionTitle', 'sessionId', (s) => s.getSessionTitle(bad(5))],
   ['getSessionByTitle', 'title', (s) => s.getSessionByTitle(bad(null))],
   ['resolveSessionByTitle', 'title', (s) => s.resolveSessionByTitle(bad(1))],
