@@ -11,7 +11,14 @@ import type { SchemaInfo } from './db/introspect.js';
 import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
 import type { PgBackend } from './db/pg/backend.js';
 import type { SqliteBackend } from './db/sqlite/backend.js';
-import { SessionDbError, SessionNotFoundError, StoreClosedError, TitleConflictError, TopicAlreadyLinkedError } from './errors.js';
+import {
+  SessionDbError,
+  SessionNotFoundError,
+  StoreClosedError,
+  TitleConflictError,
+  TopicAlreadyLinkedError,
+  ValidationError,
+} from './errors.js';
 import type { RepoContext } from './repos/context.js';
 import { HandoffRepo } from './repos/handoffs.js';
 import { BulkReadRepo } from './repos/bulk-read.js';
@@ -144,6 +151,10 @@ export class SessionStore {
     const id = v.validate(v.id, sessionId, 'sessionId');
     const src = v.validate(v.id, source, 'source');
     const o = v.validate(v.createSessionOptions, options, 'options');
+    // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
+    if (o.parentSessionId === id) {
+      throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
+    }
     return this.guard(() => this.sessions.create(id, src, o), { parent: o.parentSessionId });
   }
 
@@ -241,8 +252,9 @@ export class SessionStore {
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
     this.assertOpen();
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    const t = v.validate(v.optionalText, title, 'title');
-    return this.guard(() => this.titles.set(id, t), { title: t ?? null, sessionId: id });
+    // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
+    const t = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title');
+    return this.guard(() => this.titles.set(id, t), { title: t, sessionId: id });
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {

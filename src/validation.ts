@@ -81,6 +81,8 @@ export const optionalText = text.nullish();
 /** Free text: any string is stored; lone surrogates become U+FFFD. */
 export const freeText = z.string().transform(wellFormed);
 export const optionalFreeText = freeText.nullish();
+/** A title as given: any string, for Hermes' sanitising (which drops NUL and other controls) to clean first. */
+export const titleInput = z.string().nullish();
 /** Session ids and other keys: non-empty, at most 1024 characters. */
 export const id = text.pipe(z.string().min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'));
 export const optionalId = id.nullish();
@@ -267,8 +269,11 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, field: 
   throw new ValidationError(where, issue?.message ?? 'invalid', { cause: result.error });
 }
 
-/** A message id (a positive integer). */
-export const messageId = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/**
+ * An anchor message id: any integer. One that names no message (negative, 0, past the last, beyond what an
+ * id can be) gives the empty view, as in Hermes; only a non-integer is refused.
+ */
+export const messageId = z.number().refine(Number.isInteger, 'must be an integer');
 
 /** A search query: any string (NUL and lone surrogates are neutralised by the search, not refused). */
 export const searchQuery = z.string();

@@ -184,6 +184,8 @@ export class MessageRepo {
     const { d } = this.ctx;
     const w = Math.max(0, window);
     return function* (): Op<MessagesAround> {
+      // An integer past 2^53 cannot be a stored id exactly, so nothing is looked up for it.
+      if (!Number.isSafeInteger(anchorId)) return { window: [], messagesBefore: 0, messagesAfter: 0 };
       const anchor = yield* first(sql`SELECT id FROM messages WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`);
       if (!anchor) return { window: [], messagesBefore: 0, messagesAfter: 0 };
       const before = yield* rows(sql`

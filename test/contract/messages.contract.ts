@@ -342,6 +342,17 @@ export function messagesContract(f: StoreFixture): void {
       });
     });
 
+    it('returns the empty view for an anchor id that names no message: negative, 0, past the last, huge', async () => {
+      const ids = await session(3);
+      const empty = { window: [], messagesBefore: 0, messagesAfter: 0 };
+      for (const anchor of [-1, -ids[0]!, 0, ids[2]! + 1000, 2 ** 31, Number.MAX_SAFE_INTEGER, 2 ** 63, 1e300]) {
+        expect(await f.store.getMessagesAround('w', anchor), String(anchor)).toEqual(empty);
+        expect(await f.store.getAnchoredView('w', anchor, { window: 2, bookend: 2 }), String(anchor)).toEqual({
+          ...empty, bookendStart: [], bookendEnd: [],
+        });
+      }
+    });
+
     it('filters the anchored view to kept roles, keeps the anchor, and adds bookends', async () => {
       const roles = (i: number) => (i % 3 === 2 ? 'tool' : i % 3 === 1 ? 'assistant' : 'user');
       const ids = await session(30, roles);

@@ -1,6 +1,6 @@
 /** Contract: sessions, token counters, deletes and prunes, maintenance, meta, counts, export (spec §2, §6, §9, §12.1, §12.5). */
 import { describe, expect, it } from 'vitest';
-import { SessionNotFoundError } from '../../src/index.js';
+import { SessionNotFoundError, ValidationError } from '../../src/index.js';
 import type { StoreFixture } from '../helpers/store-fixture.js';
 
 const DAY = 86400;
@@ -73,6 +73,23 @@ export function sessionsContract(f: StoreFixture): void {
       expect(error).toBeInstanceOf(SessionNotFoundError);
       expect((error as SessionNotFoundError).sessionId).toBe('missing');
       expect(await f.store.getSession('orphan')).toBeNull();
+    });
+
+    it('refuses a session as its own parent with a ValidationError, new or existing, and writes nothing', async () => {
+      await f.store.createSession('exists', 'cli');
+      const before = JSON.stringify(await f.store.exportAll());
+      for (const call of [
+        () => f.store.createSession('self', 'cli', { parentSessionId: 'self' }),
+        () => f.store.ensureSession('self', 'cli', { parentSessionId: 'self' }),
+        () => f.store.createSession('exists', 'cli', { parentSessionId: 'exists' }),
+      ]) {
+        const error = await call().catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ValidationError);
+        expect((error as ValidationError).field).toBe('options.parentSessionId');
+        expect((error as Error).message).toMatch(/cannot be its own parent/);
+      }
+      expect(await f.store.getSession('self')).toBeNull();
+      expect(JSON.stringify(await f.store.exportAll())).toBe(before);
     });
 
     it('stores model_config as JSON only when truthy ({} stores NULL)', async () => {

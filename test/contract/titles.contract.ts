@@ -30,6 +30,34 @@ export function titlesContract(f: StoreFixture): void {
       expect(await f.store.setSessionTitle('s1', '😀'.repeat(100))).toBe(true);
     });
 
+    it("sanitises before validating, by Hermes' rules: NUL and C0 controls go, C1 stay, invisibles go, whitespace collapses", async () => {
+      await f.store.createSession('s1', 'cli');
+      const cases: Array<[input: string, stored: string | null]> = [
+        ['  hello\u0000  world  ', 'hello world'],
+        // Step 2: C0 controls (and DEL) are deleted, not turned into spaces; tab, LF and CR are left for step 4.
+        ['he\u0000l\u0001l\u0008o\u000b\u000c\u000e\u001b\u001c\u001f\u007f!', 'hello!'],
+        ['a\tb\nc\r\nd', 'a b c d'],
+        // Step 3: zero-width, directional and line/paragraph separators are deleted, also not spaces.
+        ['a\u200bb\u200fc\u2028d\u2029e\u202af\u202eg\u2060h\u2066i\u2069j\ufeffk\ufffcl\ufff9m\ufffbn', 'abcdefghijklmn'],
+        // Step 4: Python's whitespace, which includes NEL (U+0085); other C1 controls are kept as they are.
+        ['a\u0085b \u00a0\u1680\u2000\u200a\u202f\u205f\u3000c', 'a b c'],
+        ['x\u0080y\u009fz', 'x\u0080y\u009fz'],
+        // Step 5: nothing left clears the title.
+        ['\u0000 \u200b\t\u0085', null],
+      ];
+      for (const [input, stored] of cases) {
+        await f.store.setSessionTitle('s1', 'placeholder');
+        expect(await f.store.setSessionTitle('s1', input), JSON.stringify(input)).toBe(true);
+        expect(await f.store.getSessionTitle('s1'), JSON.stringify(input)).toBe(stored);
+      }
+      // Length is counted after sanitising; uniqueness compares sanitised titles.
+      expect(await f.store.setSessionTitle('s1', `${'x'.repeat(100)}${'\u0000'.repeat(50)}`)).toBe(true);
+      await f.store.createSession('s2', 'cli');
+      const conflict = await f.store.setSessionTitle('s2', ` x${'\u0000'.repeat(3)}${'x'.repeat(99)} `).catch((e: unknown) => e);
+      expect(conflict).toBeInstanceOf(TitleConflictError);
+      expect(await f.store.getSessionTitle('s2')).toBeNull();
+    });
+
     it('T8/T9 clears with an empty title; many sessions may have none', async () => {
       await f.store.createSession('s1', 'cli');
       await f.store.createSession('s2', 'cli');

@@ -11,7 +11,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ConnectionError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
-import { redactUrl } from '../url.js';
+import { redactUrl, scrubErrorSecrets } from '../url.js';
 
 export type PgSchema = typeof pgSchema;
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
@@ -51,12 +51,18 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
       connection: { application_name: 'hermes-sessiondb', TimeZone: 'UTC' },
     });
-  let client = connect();
+  let client: ReturnType<typeof connect>;
+  try {
+    client = connect();
+  } catch (error) {
+    // postgres.js parses the URL here, and Node's URL errors quote all of it.
+    throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
+  }
   try {
     await client`select 1`;
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
-    throw new ConnectionError(where, describePgError(error), { cause: error });
+    throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
   }
   let db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
   const retired: Array<Promise<void>> = [];
