@@ -21,8 +21,12 @@ export const openStoreOptionsSchema = z
     poolSize: z.number().int().min(1).max(1000).default(10),
     /** postgres:// only: seconds to wait for a connection (default 10). */
     connectTimeoutSeconds: z.number().positive().max(3600).default(10),
-    /** SQLite only: how long one statement waits for a lock inside SQLite (default 1000 ms). */
-    busyTimeoutMs: z.number().int().min(0).max(600_000).default(1000),
+    /**
+     * SQLite only: how long one statement waits for a lock inside SQLite (default 5 ms). That wait blocks the
+     * event loop (better-sqlite3 is synchronous), so keep it short: past it a write waits asynchronously and
+     * retries until `writeDeadlineMs`.
+     */
+    busyTimeoutMs: z.number().int().min(0).max(600_000).default(5),
     /** SQLite only: how long a write keeps retrying a locked database before StoreBusyError (default 30 s). */
     writeDeadlineMs: z.number().int().min(0).max(3_600_000).default(30_000),
     /** SQLite only: `synchronous` pragma (default FULL; NORMAL trades the last commits on power loss for speed). */
