@@ -1,6 +1,6 @@
 /**
  * SQLite write serialisation across processes: `BEGIN IMMEDIATE`, and when another process holds the write
- * lock past the (short) busy timeout, retry after a pause that grows from ~2 ms to ~100 ms with jitter, awaited
+ * lock past the (short) busy timeout, retry after a pause that grows from ~1 ms to ~100 ms with jitter, awaited
  * so the event loop runs meanwhile, bounded by elapsed time rather than by a count of attempts (a VACUUM next
  * door can legitimately take seconds), then give up with StoreBusyError.
  *
@@ -43,7 +43,7 @@ export async function retryWhileBusy<T>(attempt: () => T, options: BusyRetryOpti
       if (!isSqliteBusy(error)) throw error;
       const waited = Date.now() - started;
       if (waited >= options.deadlineMs) throw new StoreBusyError(waited, { cause: error });
-      const pause = Math.min(MAX_PAUSE_MS, 2 * 2 ** retry);
+      const pause = Math.min(MAX_PAUSE_MS, 2 ** retry);
       await sleep(pause / 2 + Math.random() * pause);
     }
   }
