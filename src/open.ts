@@ -13,6 +13,9 @@ import { ValidationError } from './errors.js';
 import { SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
 
+/** How long SQLite waits for a lock while a store opens (then `busyTimeoutMs`). */
+const OPEN_BUSY_TIMEOUT_MS = 1000;
+
 export const openStoreOptionsSchema = z
   .object({
     /** Apply pending migrations on open (default true). With false the database is used as it is. */
@@ -21,8 +24,12 @@ export const openStoreOptionsSchema = z
     poolSize: z.number().int().min(1).max(1000).default(10),
     /** postgres:// only: seconds to wait for a connection (default 10). */
     connectTimeoutSeconds: z.number().positive().max(3600).default(10),
-    /** SQLite only: how long one statement waits for a lock inside SQLite (default 1000 ms). */
-    busyTimeoutMs: z.number().int().min(0).max(600_000).default(1000),
+    /**
+     * SQLite only: how long one statement waits for a lock inside SQLite (default 5 ms). That wait blocks the
+     * event loop (better-sqlite3 is synchronous), so keep it short: past it a write waits asynchronously and
+     * retries until `writeDeadlineMs`.
+     */
+    busyTimeoutMs: z.number().int().min(0).max(600_000).default(5),
     /** SQLite only: how long a write keeps retrying a locked database before StoreBusyError (default 30 s). */
     writeDeadlineMs: z.number().int().min(0).max(3_600_000).default(30_000),
     /** SQLite only: `synchronous` pragma (default FULL; NORMAL trades the last commits on power loss for speed). */
@@ -65,7 +72,9 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   if (location.backend === 'sqlite') {
     const readonly = opts.readonly && !location.memory;
     const client = openSqlite(location.path, location.memory, {
-      busyTimeoutMs: opts.busyTimeoutMs,
+      // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
+      // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
+      busyTimeoutMs: Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS),
       synchronous: opts.synchronous,
       readonly,
     });
@@ -107,6 +116,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     if (opts.migrate && !opts.readonly) await store.migrate();
     // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
     await backend.activate();
+    if (backend instanceof SqliteBackend) backend.client.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
   } catch (error) {
     await store.close().catch(() => {});
     throw error;

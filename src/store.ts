@@ -140,6 +140,7 @@ export class SessionStore {
     if (this.closed) return;
     this.closed = true;
     await this.dialectImpl.settle(); // writes already requested commit first
+    await this.dialectImpl.close();
     await this.backendImpl.close();
   }
 

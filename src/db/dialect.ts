@@ -137,6 +137,13 @@ export interface Dialect {
   write<T>(op: () => Op<T>): Promise<T>;
   /** Wait until every requested write has committed or failed (called before closing). */
   settle(): Promise<void>;
+  /**
+   * A long write in one transaction (deleting a big session, a prune batch, a bulk import page), kept off
+   * the event loop where the backend can (SQLite: a worker thread with its own connection). Postgres: write().
+   */
+  maintain<T>(op: () => Op<T>): Promise<T>;
+  /** Release what the dialect holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
+  close(): Promise<void>;
   /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
   readonly advanceMessageIds: () => Op<void>;
   /** A query returning one row with `bytes`: the size of the database on disk. */

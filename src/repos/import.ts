@@ -47,7 +47,7 @@ export class ImportRepo {
       count(r.output_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens), count(r.reasoning_tokens), str(r.billing_provider),
       str(r.billing_base_url), str(r.billing_mode), num(r.estimated_cost_usd), num(r.actual_cost_usd), str(r.cost_status), str(r.cost_source),
       str(r.pricing_version), str(r.title), count(r.api_call_count), str(r.handoff_state), str(r.handoff_platform), str(r.handoff_error)]);
-    return d.write(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
+    return d.maintain(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   /** Set parent links (only where still unset, so a re-run changes nothing). */
@@ -69,7 +69,8 @@ export class ImportRepo {
     const values = rows.map((r) => [num(r.id), str(r.session_id), str(r.role) ?? 'unknown', str(r.tool_call_id), str(r.tool_calls), str(r.tool_name),
       num(r.timestamp) ?? 0, num(r.token_count), str(r.finish_reason), str(r.reasoning), str(r.reasoning_content), str(r.reasoning_details),
       str(r.codex_reasoning_items), str(r.codex_message_items), ...d.bulkContent.values(str(r.content))]);
-    return d.write(() => d.bulkInsert('messages', columns, values, 'ON CONFLICT (id) DO NOTHING'));
+    // A page of thousands of rows (and their index entries) is written off the event loop.
+    return d.maintain(() => d.bulkInsert('messages', columns, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {

@@ -52,6 +52,10 @@ export interface ListRichOptions {
 }
 
 /** Keys a compression root takes from its tip when the listing projects the chain (Hermes' list). */
+/** A prune batch: at most this many sessions, and messages (~45 ms of deletes with both FTS indexes on SQLite). */
+const PRUNE_BATCH_SESSIONS = 500;
+const PRUNE_BATCH_MESSAGES = 1000;
+
 const TIP_KEYS = [
   'id', 'endedAt', 'endReason', 'messageCount', 'toolCallCount', 'title', 'lastActive', 'preview', 'model', 'systemPrompt',
 ] as const;
@@ -175,7 +179,8 @@ export class SessionRepo {
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
   delete(id: string): Promise<boolean> {
     const { d } = this.ctx;
-    return d.write(function* () {
+    // A session may hold tens of thousands of messages (and their index rows): off the event loop.
+    return d.maintain(function* () {
       if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`))) return false;
       yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
@@ -186,7 +191,7 @@ export class SessionRepo {
 
   clearMessages(id: string): Promise<void> {
     const { d } = this.ctx;
-    return d.write(function* () {
+    return d.maintain(function* () {
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
     });
@@ -203,18 +208,38 @@ export class SessionRepo {
     });
   }
 
-  /** Delete ended sessions started before the cutoff (never a live one); children of pruned sessions become roots. */
-  prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
+  /**
+   * Delete ended sessions started before the cutoff (never a live one); children of pruned sessions become
+   * roots. In batches of whole sessions, each its own transaction of at most PRUNE_BATCH_MESSAGES messages
+   * (or one session), so other writers get the lock between batches and an interruption leaves whole
+   * sessions only.
+   */
+  async prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
     const { d } = this.ctx;
     const cutoff = this.ctx.now() - olderThanDays * 86400;
-    const candidates = sql`SELECT c.id FROM sessions c WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL
-      ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`;
-    return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${candidates})`);
-      yield* exec(sql`DELETE FROM messages WHERE session_id IN (${candidates})`);
-      const deleted = yield* rows(sql`DELETE FROM sessions WHERE id IN (${candidates}) RETURNING id`);
-      return deleted.length;
-    });
+    const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM sessions c
+      WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}
+      ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}`;
+    let total = 0;
+    for (;;) {
+      const deleted = await d.maintain(function* () {
+        const found = yield* rows<{ id: unknown; messages: unknown }>(candidates);
+        const batch: string[] = [];
+        let messages = 0;
+        for (const c of found) {
+          messages += d.decode.int(c.messages);
+          if (batch.length > 0 && messages > PRUNE_BATCH_MESSAGES) break;
+          batch.push(String(c.id));
+        }
+        if (batch.length === 0) return 0;
+        const ids = sql.join(batch.map((id) => d.text(id)), sql`, `);
+        yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
+        yield* exec(sql`DELETE FROM messages WHERE session_id IN (${ids})`);
+        return (yield* rows(sql`DELETE FROM sessions WHERE id IN (${ids}) RETURNING id`)).length;
+      });
+      if (deleted === 0) return total;
+      total += deleted;
+    }
   }
 
   count(source: string | null | undefined): Promise<number> {

@@ -57,6 +57,8 @@ export class TransferRefusedError extends SessionDbError {
 }
 
 const MESSAGE_PAGE = 5000;
+/** SQLite sources answer without leaving the microtask queue: let timers and I/O run between pages. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const CHECK_CHUNK = 500;
 const sameTime = (a: number, b: number) => Math.abs(a - b) <= 1e-6;
 
@@ -71,6 +73,7 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
     }
   }
   for (let last = -1; found.length < limit; ) {
+    await yieldToEventLoop();
     const page = await source.messagePage(last, MESSAGE_PAGE);
     if (page.length === 0) break;
     last = Number(page[page.length - 1]!.id);
@@ -187,6 +190,7 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
       treatNul(rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })), what, nulMode, found);
     }
     for (let last = -1; found.length < 5; ) {
+      await yieldToEventLoop();
       const page = await source.messagePage(last, MESSAGE_PAGE);
       if (page.length === 0) break;
       last = Number(page[page.length - 1]!.id);
@@ -224,6 +228,7 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
 
   let done = 0;
   for (let last = -1; ; ) {
+    await yieldToEventLoop();
     const page = await source.messagePage(last, MESSAGE_PAGE);
     if (page.length === 0) break;
     if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);

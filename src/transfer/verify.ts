@@ -30,7 +30,10 @@ export interface VerifyOptions {
 }
 
 const MAX_PROBLEMS = 20;
-const PAGE = 5000;
+/** Messages per page: one page is read and hashed in one synchronous stretch (~30 ms on SQLite). */
+const PAGE = 2000;
+/** SQLite reads resolve without leaving the microtask queue: give timers and I/O their turn between pages. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const SPOT_CHECKS = 5;
 
 /** JSON with object keys sorted: Postgres' jsonb reorders keys, so digests must not depend on key order. */
@@ -101,6 +104,7 @@ async function digestMessages(source: RowSource, nulReplaced: boolean, onMessage
   const sessions = new Map<string, SessionDigest>();
   let total = 0;
   for (let last = -1; ; ) {
+    await yieldToEventLoop();
     const page = await source.messagePage(last, PAGE);
     if (page.length === 0) break;
     last = Number(page[page.length - 1]!.id);

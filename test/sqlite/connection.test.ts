@@ -18,7 +18,7 @@ describe('SQLite connection', () => {
       expect(journalMode).toBe('wal');
       expect(client.pragma('synchronous', { simple: true })).toBe(2); // FULL
       expect(client.pragma('foreign_keys', { simple: true })).toBe(1);
-      expect(client.pragma('busy_timeout', { simple: true })).toBe(1000);
+      expect(client.pragma('busy_timeout', { simple: true })).toBe(5);
     } finally {
       await store.close();
     }

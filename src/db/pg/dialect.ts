@@ -190,6 +190,13 @@ export class PgDialect implements Dialect {
   /** Every write awaits its own transaction; nothing is queued here. */
   async settle(): Promise<void> {}
 
+  /** Postgres never blocks the event loop: a long write is an ordinary one. */
+  maintain<T>(op: () => Op<T>): Promise<T> {
+    return this.write(op);
+  }
+
+  async close(): Promise<void> {}
+
   async vacuum(): Promise<void> {
     await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError);
   }

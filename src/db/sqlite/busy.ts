@@ -1,7 +1,8 @@
 /**
  * SQLite write serialisation across processes: `BEGIN IMMEDIATE`, and when another process holds the write
- * lock past the busy timeout, retry after a random 20-150 ms pause, bounded by elapsed time rather than by a
- * count of attempts (a VACUUM next door can legitimately take seconds), then give up with StoreBusyError.
+ * lock past the (short) busy timeout, retry after a pause that grows from ~1 ms to ~100 ms with jitter, awaited
+ * so the event loop runs meanwhile, bounded by elapsed time rather than by a count of attempts (a VACUUM next
+ * door can legitimately take seconds), then give up with StoreBusyError.
  *
  * The body must be synchronous: better-sqlite3 cannot keep a transaction open across an `await`.
  */
@@ -30,18 +31,20 @@ export function isSqliteBusy(error: unknown): boolean {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const MAX_PAUSE_MS = 100;
 
 /** Run `attempt` until it does not fail with SQLITE_BUSY/LOCKED or the deadline passes. */
 export async function retryWhileBusy<T>(attempt: () => T, options: BusyRetryOptions): Promise<T> {
   const started = Date.now();
-  for (;;) {
+  for (let retry = 0; ; retry++) {
     try {
       return attempt();
     } catch (error) {
       if (!isSqliteBusy(error)) throw error;
       const waited = Date.now() - started;
       if (waited >= options.deadlineMs) throw new StoreBusyError(waited, { cause: error });
-      await sleep(20 + Math.random() * 130);
+      const pause = Math.min(MAX_PAUSE_MS, 2 ** retry);
+      await sleep(pause / 2 + Math.random() * pause);
     }
   }
 }

@@ -14,6 +14,9 @@ import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
+import { SqliteWorker } from './worker.js';
+
+const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
 /** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
 const bare = (value: string | number | null): SQL => value as unknown as SQL;
@@ -186,6 +189,83 @@ export class SqliteDialect implements Dialect {
     });
   }
 
+  /**
+   * A long write (deletes of big sessions, prune batches, bulk imports) in one transaction, run by a worker
+   * thread on its own connection so the event loop stays free. In-memory and read-only databases have no
+   * second connection: there it is an ordinary write. Maintenance transactions run one at a time.
+   */
+  maintain<T>(op: () => Op<T>): Promise<T> {
+    const worker = this.maintenanceWorker();
+    if (!worker) return this.write(op);
+    const run = this.maintenanceTail.then(() => this.runInWorker(worker, op));
+    this.maintenanceTail = run.catch(() => {});
+    this.track(run.then(() => {}, () => {}));
+    return run;
+  }
+
+  private worker: SqliteWorker | null | undefined;
+  private maintenanceTail: Promise<unknown> = Promise.resolve();
+
+  private maintenanceWorker(): SqliteWorker | null {
+    if (this.worker === undefined) {
+      this.worker =
+        this.client.memory || this.client.readonly
+          ? null
+          : new SqliteWorker({
+              file: this.client.name,
+              // The worker may wait for the lock as long as a write may: only the worker waits.
+              busyTimeoutMs: this.writeDeadlineMs,
+              synchronous: SYNCHRONOUS[Number(this.client.pragma('synchronous', { simple: true }))] ?? 'FULL',
+            });
+    }
+    return this.worker;
+  }
+
+  private async runInWorker<T>(worker: SqliteWorker, op: () => Op<T>): Promise<T> {
+    try {
+      await worker.script('BEGIN IMMEDIATE');
+    } catch (error) {
+      throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
+    }
+    try {
+      const gen = op();
+      let step = gen.next();
+      while (!step.done) {
+        let result: unknown;
+        try {
+          result = await this.runRemote(worker, step.value);
+        } catch (error) {
+          step = gen.throw(error);
+          continue;
+        }
+        step = gen.next(result);
+      }
+      await worker.script('COMMIT');
+      return step.value;
+    } catch (error) {
+      await worker.script('ROLLBACK').catch(() => {});
+      throw DatabaseError.from(error);
+    }
+  }
+
+  private async runRemote(worker: SqliteWorker, query: Query): Promise<unknown> {
+    if (query.mode === 'all') {
+      const out: unknown[] = [];
+      for (const one of query.sqls) out.push(await this.runRemote(worker, { mode: 'rows', sql: one }));
+      return out;
+    }
+    if (query.mode === 'text') return worker.statement(query.text, query.params, false);
+    const { sql: text, params } = compileSqlite(query.sql);
+    return worker.statement(text, params, query.mode === 'rows');
+  }
+
+  /** End the maintenance worker (after settle()). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    await worker?.close();
+  }
+
   private queued: Array<{ op: () => Op<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
   private inFlight = new Set<Promise<void>>();
 
@@ -252,6 +332,20 @@ export class SqliteDialect implements Dialect {
   }
 
   async vacuum(): Promise<void> {
+    const worker = this.maintenanceWorker();
+    if (worker) {
+      // VACUUM rewrites the whole file (seconds for a large one): the worker does it, the event loop runs on.
+      const run = this.maintenanceTail.then(async () => {
+        await worker.script('PRAGMA wal_checkpoint(TRUNCATE)');
+        await worker.script('VACUUM');
+      });
+      this.maintenanceTail = run.catch(() => {});
+      this.track(run.then(() => {}, () => {}));
+      await run.catch((error: unknown) => {
+        throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
+      });
+      return;
+    }
     await retryWhileBusy(
       () => {
         // A reader holding the WAL makes the checkpoint report "busy" rather than fail; VACUUM runs anyway.
