@@ -101,6 +101,8 @@ describe('redactUrl', () => {
     ['postgres://app:a?b#c@host/db', 'postgres://app:***@host/db'],
     ['postgres://app:123/et@host/db', 'postgres://app:***@host/db'],
     ['postgres:app:s3cret@host/db', 'postgres:app:***@host/db'],
+    // Found by the property below: a password holding "://" in the slash-less form.
+    ['postgres:app:Zq9:// @host/db', 'postgres:app:***@host/db'],
     ['postgres://app@host/db?pass%77ord=s3cret', 'postgres://app@host/db?pass%77ord=***'],
     ['postgres://app@host/db', 'postgres://app@host/db'],
     ['postgres://host:5432/db?sslmode=require', 'postgres://host:5432/db?sslmode=require'],

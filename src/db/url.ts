@@ -40,10 +40,13 @@ function decodeOrKeep(part: string): string {
  * slashes. -1 when there is none (an SQLite path, `pglite:dir`).
  */
 function authorityStart(url: string): number {
-  const slashes = url.indexOf('://');
-  if (slashes >= 0) return slashes + 3;
+  // The URL's own scheme first: a password may itself hold `://` (postgres:app:pw://x@host).
+  const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(url);
+  if (scheme) return scheme[0].length;
   const bare = /^\s*postgres(?:ql)?:/i.exec(url);
-  return bare ? bare[0].length : -1;
+  if (bare) return bare[0].length;
+  const slashes = url.indexOf('://');
+  return slashes >= 0 ? slashes + 3 : -1;
 }
 
 /**
