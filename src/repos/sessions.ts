@@ -51,6 +51,9 @@ export interface ListRichOptions {
   orderByLastActive: boolean;
 }
 
+/** Sessions per statement when pruning: far below both databases' limits on parameters. */
+const PRUNE_CHUNK = 1000;
+
 /** Keys a compression root takes from its tip when the listing projects the chain (Hermes' list). */
 const TIP_KEYS = [
   'id', 'endedAt', 'endReason', 'messageCount', 'toolCallCount', 'title', 'lastActive', 'preview', 'model', 'systemPrompt',
@@ -79,7 +82,7 @@ export class SessionRepo {
                 ${d.text(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
         ON CONFLICT (id) DO NOTHING`);
       return id;
-    });
+    }, { lane: id });
   }
 
   get(id: string): Promise<SessionRow | null> {
@@ -110,21 +113,21 @@ export class SessionRepo {
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
                       WHERE id = ${d.text(id)} AND ended_at IS NULL`);
-    });
+    }, { lane: id });
   }
 
   reopen(id: string): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET system_prompt = ${d.text(prompt)} WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /**
@@ -169,19 +172,21 @@ export class SessionRepo {
         INSERT INTO sessions (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
         ON CONFLICT (id) DO NOTHING`);
       yield* exec(sql`UPDATE sessions SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
   delete(id: string): Promise<boolean> {
     const { d } = this.ctx;
     return d.write(function* () {
-      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`))) return false;
+      // Lock the row before deleting its messages: an append that holds it commits first and its message
+      // goes with the rest; one that comes after finds no session. Never a message left without its session.
+      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}${d.forUpdate}`))) return false;
       yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`DELETE FROM sessions WHERE id = ${d.text(id)}`);
       return true;
-    });
+    }, { lane: id });
   }
 
   clearMessages(id: string): Promise<void> {
@@ -189,7 +194,7 @@ export class SessionRepo {
     return d.write(function* () {
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /** How many sessions `prune` would delete now (for a dry run). */
@@ -210,10 +215,16 @@ export class SessionRepo {
     const candidates = sql`SELECT c.id FROM sessions c WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL
       ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`;
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${candidates})`);
-      yield* exec(sql`DELETE FROM messages WHERE session_id IN (${candidates})`);
-      const deleted = yield* rows(sql`DELETE FROM sessions WHERE id IN (${candidates}) RETURNING id`);
-      return deleted.length;
+      // The sessions to delete, locked (as in delete): an append racing the prune either commits first and
+      // its message is pruned too, or finds no session. A session ended meanwhile is left for the next prune.
+      const ids = (yield* rows<{ id: unknown }>(sql`${candidates} ORDER BY c.id${d.forUpdate}`)).map((r) => String(r.id));
+      for (let i = 0; i < ids.length; i += PRUNE_CHUNK) {
+        const chunk = sql.join(ids.slice(i, i + PRUNE_CHUNK).map((id) => d.text(id)), sql`, `);
+        yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${chunk})`);
+        yield* exec(sql`DELETE FROM messages WHERE session_id IN (${chunk})`);
+        yield* exec(sql`DELETE FROM sessions WHERE id IN (${chunk})`);
+      }
+      return ids.length;
     });
   }
 
