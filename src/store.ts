@@ -6,6 +6,7 @@
 import type { MessageContentInput } from './codecs/content.js';
 import type { Backend } from './db/backend.js';
 import { constraintViolation } from './db/constraint.js';
+import { CallGate } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
 import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
@@ -89,7 +90,9 @@ export class SessionStore {
   readonly bulkRead: BulkReadRepo;
   private readonly backendImpl: SqliteBackend | PgBackend;
   private readonly dialectImpl: Dialect;
-  private closed = false;
+  /** Public calls in flight: close() lets them settle and refuses new ones. */
+  private readonly calls = new CallGate();
+  private closing: Promise<void> | undefined;
 
   constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
@@ -124,22 +127,30 @@ export class SessionStore {
   // ── Lifecycle and schema ──
 
   async migrate(): Promise<MigrationReport> {
-    return this.backend.migrate();
+    return this.track(() => this.backendImpl.migrate());
   }
 
   async migrationStatus(): Promise<MigrationStatus> {
-    return this.backend.migrationStatus();
+    return this.track(() => this.backendImpl.migrationStatus());
   }
 
   async introspect(): Promise<SchemaInfo> {
-    return this.backend.introspect();
+    return this.track(() => this.backendImpl.introspect());
   }
 
-  /** Close the connection (SQLite: checkpoint the WAL first). Calling it twice is harmless. */
+  /**
+   * Close the store. Every call already made settles first (it commits and resolves, or fails as it would
+   * have anyway); calls made once closing has begun reject with StoreClosedError. Then the connection
+   * closes (SQLite: the WAL is checkpointed first). A second call returns the first one's promise.
+   */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.dialectImpl.settle(); // writes already requested commit first
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
+    await this.calls.shutAndDrain();
+    await this.dialectImpl.settle(); // operations started through the repositories directly
     await this.dialectImpl.close();
     await this.backendImpl.close();
   }
@@ -148,15 +159,16 @@ export class SessionStore {
 
   /** Create a session unless the id exists (first write wins). Returns the id. */
   async createSession(sessionId: string, source: string, options: CreateSessionOptions = {}): Promise<string> {
-    this.assertOpen();
-    const id = v.validate(v.id, sessionId, 'sessionId');
-    const src = v.validate(v.id, source, 'source');
-    const o = v.validate(v.createSessionOptions, options, 'options');
-    // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
-    if (o.parentSessionId === id) {
-      throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
-    }
-    return this.guard(() => this.sessions.create(id, src, o), { parent: o.parentSessionId });
+    return this.track(async () => {
+      const id = v.validate(v.id, sessionId, 'sessionId');
+      const src = v.validate(v.id, source, 'source');
+      const o = v.validate(v.createSessionOptions, options, 'options');
+      // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
+      if (o.parentSessionId === id) {
+        throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
+      }
+      return this.guard(() => this.sessions.create(id, src, o), { parent: o.parentSessionId });
+    });
   }
 
   /** Like createSession with source 'unknown' by default: recover a session whose creation failed. */
@@ -165,119 +177,108 @@ export class SessionStore {
   }
 
   async getSession(sessionId: string): Promise<SessionRow | null> {
-    this.assertOpen();
-    return this.sessions.get(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.sessions.get(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** An exact id, or the single session whose id starts with the prefix; otherwise null. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
-    this.assertOpen();
-    return this.sessions.resolveId(v.validate(v.lookupId, idOrPrefix, 'idOrPrefix'));
+    return this.track(() => this.sessions.resolveId(v.validate(v.lookupId, idOrPrefix, 'idOrPrefix')));
   }
 
   /** End a live session (a second end changes nothing). */
   async endSession(sessionId: string, endReason: string): Promise<void> {
-    this.assertOpen();
-    await this.sessions.end(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, endReason, 'endReason'));
+    await this.track(() => this.sessions.end(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, endReason, 'endReason')));
   }
 
   async reopenSession(sessionId: string): Promise<void> {
-    this.assertOpen();
-    await this.sessions.reopen(v.validate(v.lookupId, sessionId, 'sessionId'));
+    await this.track(() => this.sessions.reopen(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
-    this.assertOpen();
-    await this.sessions.updateSystemPrompt(
-      v.validate(v.lookupId, sessionId, 'sessionId'),
-      v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null,
+    await this.track(() =>
+      this.sessions.updateSystemPrompt(
+        v.validate(v.lookupId, sessionId, 'sessionId'),
+        v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null,
+      ),
     );
   }
 
   /** Add per-call deltas, or with `absolute: true` set gateway totals (Hermes' COALESCE rules). */
   async updateTokenCounts(sessionId: string, options: UpdateTokenCountsOptions = {}): Promise<void> {
-    this.assertOpen();
-    const id = v.validate(v.id, sessionId, 'sessionId');
-    await this.sessions.updateTokenCounts(id, v.validate(v.updateTokenCountsOptions, options, 'options'));
+    return this.track(async () => {
+      const id = v.validate(v.id, sessionId, 'sessionId');
+      await this.sessions.updateTokenCounts(id, v.validate(v.updateTokenCountsOptions, options, 'options'));
+    });
   }
 
   /** Delete a session and its messages; its children become roots. False when it did not exist. */
   async deleteSession(sessionId: string): Promise<boolean> {
-    this.assertOpen();
-    return this.sessions.delete(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.sessions.delete(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Delete a session's messages and zero its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
-    this.assertOpen();
-    await this.sessions.clearMessages(v.validate(v.lookupId, sessionId, 'sessionId'));
+    await this.track(() => this.sessions.clearMessages(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Delete ended sessions older than `olderThanDays` (default 90); returns how many. */
   async pruneSessions(options: PruneSessionsOptions = {}): Promise<number> {
-    this.assertOpen();
-    const o = v.validate(v.pruneOptions, options, 'options');
-    return this.sessions.prune(o.olderThanDays, o.source);
+    return this.track(async () => {
+      const o = v.validate(v.pruneOptions, options, 'options');
+      return this.sessions.prune(o.olderThanDays, o.source);
+    });
   }
 
   async vacuum(): Promise<void> {
-    this.assertOpen();
-    await this.maintenance.vacuum();
+    await this.track(() => this.maintenance.vacuum());
   }
 
   /** Prune and vacuum at most once per interval; failures are reported in `error`, not thrown. */
   async maybeAutoPruneAndVacuum(options: AutoMaintenanceOptions = {}): Promise<AutoMaintenanceResult> {
-    this.assertOpen();
-    return this.maintenance.maybeAutoPruneAndVacuum(v.validate(v.autoMaintenanceOptions, options, 'options'));
+    return this.track(() => this.maintenance.maybeAutoPruneAndVacuum(v.validate(v.autoMaintenanceOptions, options, 'options')));
   }
 
   async sessionCount(options: { source?: string | null } = {}): Promise<number> {
-    this.assertOpen();
-    return this.sessions.count(v.validate(v.sourceFilterOptions, options, 'options').source);
+    return this.track(() => this.sessions.count(v.validate(v.sourceFilterOptions, options, 'options').source));
   }
 
   async messageCount(options: { sessionId?: string | null } = {}): Promise<number> {
-    this.assertOpen();
-    return this.messages.count(v.validate(v.sessionFilterOptions, options, 'options').sessionId);
+    return this.track(() => this.messages.count(v.validate(v.sessionFilterOptions, options, 'options').sessionId));
   }
 
   /** Sessions for a picker: roots and branches, newest first, with preview and last activity. */
   async listSessionsRich(options: ListSessionsRichOptions = {}): Promise<RichSessionRow[]> {
-    this.assertOpen();
-    return this.sessions.listRich(v.validate(v.listSessionsRichOptions, options, 'options'));
+    return this.track(() => this.sessions.listRich(v.validate(v.listSessionsRichOptions, options, 'options')));
   }
 
   // ── Titles ──
 
   /** Set or (with '' or null) clear a title. True when the session exists. */
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
-    this.assertOpen();
-    const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
-    const t = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title');
-    return this.guard(() => this.titles.set(id, t), { title: t, sessionId: id });
+    return this.track(async () => {
+      const id = v.validate(v.lookupId, sessionId, 'sessionId');
+      // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
+      const t = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title');
+      return this.guard(() => this.titles.set(id, t), { title: t, sessionId: id });
+    });
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {
-    this.assertOpen();
-    return this.titles.get(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.titles.get(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
-    this.assertOpen();
-    return this.titles.getSessionByTitle(v.validate(v.text, title, 'title'));
+    return this.track(() => this.titles.getSessionByTitle(v.validate(v.text, title, 'title')));
   }
 
   /** The newest "<title> #N" session, else the exact title's session, else null. */
   async resolveSessionByTitle(title: string): Promise<string | null> {
-    this.assertOpen();
-    return this.titles.resolve(v.validate(v.text, title, 'title'));
+    return this.track(() => this.titles.resolve(v.validate(v.text, title, 'title')));
   }
 
   /** The next free title in a lineage: "x", then "x #2", "x #3", … */
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
-    this.assertOpen();
-    return this.titles.nextInLineage(v.validate(v.text, baseTitle, 'baseTitle'));
+    return this.track(() => this.titles.nextInLineage(v.validate(v.text, baseTitle, 'baseTitle')));
   }
 
   // ── Messages ──
@@ -289,12 +290,13 @@ export class SessionStore {
     content?: MessageContentInput | null,
     options: AppendMessageOptions = {},
   ): Promise<number> {
-    this.assertOpen();
-    const id = v.validate(v.id, sessionId, 'sessionId');
-    const r = v.validate(v.id, role, 'role');
-    const c = v.validate(v.content, content, 'content');
-    const o = v.validate(v.appendMessageOptions, options, 'options');
-    return this.guard(() => this.messages.append(id, r, c, o), { session: id });
+    return this.track(async () => {
+      const id = v.validate(v.id, sessionId, 'sessionId');
+      const r = v.validate(v.id, role, 'role');
+      const c = v.validate(v.content, content, 'content');
+      const o = v.validate(v.appendMessageOptions, options, 'options');
+      return this.guard(() => this.messages.append(id, r, c, o), { session: id });
+    });
   }
 
   /**
@@ -302,119 +304,113 @@ export class SessionStore {
    * appendMessage for callers that have a turn's messages at hand. Returns the new ids in order.
    */
   async appendMessages(sessionId: string, messages: AppendMessagesInput): Promise<number[]> {
-    this.assertOpen();
-    const id = v.validate(v.id, sessionId, 'sessionId');
-    const list = v.validate(v.appendMessagesInput, messages, 'messages');
-    return this.guard(() => this.messages.appendMany(id, list), { session: id });
+    return this.track(async () => {
+      const id = v.validate(v.id, sessionId, 'sessionId');
+      const list = v.validate(v.appendMessagesInput, messages, 'messages');
+      return this.guard(() => this.messages.appendMany(id, list), { session: id });
+    });
   }
 
   /** Replace the whole transcript atomically: on any failure the previous one survives. */
   async replaceMessages(sessionId: string, messages: ReplacementMessageInput[]): Promise<void> {
-    this.assertOpen();
-    const id = v.validate(v.id, sessionId, 'sessionId');
-    const list = v.validate(v.replacementMessages, messages, 'messages');
-    await this.guard(() => this.messages.replace(id, list), { session: id });
+    return this.track(async () => {
+      const id = v.validate(v.id, sessionId, 'sessionId');
+      const list = v.validate(v.replacementMessages, messages, 'messages');
+      await this.guard(() => this.messages.replace(id, list), { session: id });
+    });
   }
 
   async getMessages(sessionId: string): Promise<MessageRow[]> {
-    this.assertOpen();
-    return this.messages.list(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.messages.list(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** OpenAI-format messages to replay; `includeAncestors` prepends the parent chain. */
   async getMessagesAsConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
-    this.assertOpen();
-    const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    return this.messages.conversation(id, v.validate(v.conversationOptions, options, 'options').includeAncestors);
+    return this.track(async () => {
+      const id = v.validate(v.lookupId, sessionId, 'sessionId');
+      return this.messages.conversation(id, v.validate(v.conversationOptions, options, 'options').includeAncestors);
+    });
   }
 
   /** The anchor message and up to `window` (default 5) messages on each side. */
   async getMessagesAround(sessionId: string, anchorId: number, options: MessagesAroundOptions = {}): Promise<MessagesAround> {
-    this.assertOpen();
-    const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    const anchor = v.validate(v.messageId, anchorId, 'anchorId');
-    return this.messages.around(id, anchor, v.validate(v.aroundOptions, options, 'options').window);
+    return this.track(async () => {
+      const id = v.validate(v.lookupId, sessionId, 'sessionId');
+      const anchor = v.validate(v.messageId, anchorId, 'anchorId');
+      return this.messages.around(id, anchor, v.validate(v.aroundOptions, options, 'options').window);
+    });
   }
 
   /** The window around an anchor filtered to `keepRoles`, with bookends from the session's start and end. */
   async getAnchoredView(sessionId: string, anchorId: number, options: AnchoredViewOptions = {}): Promise<AnchoredView> {
-    this.assertOpen();
-    const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    const anchor = v.validate(v.messageId, anchorId, 'anchorId');
-    const o = v.validate(v.anchoredViewOptions, options, 'options');
-    return this.messages.anchoredView(id, anchor, o.window, o.bookend, o.keepRoles);
+    return this.track(async () => {
+      const id = v.validate(v.lookupId, sessionId, 'sessionId');
+      const anchor = v.validate(v.messageId, anchorId, 'anchorId');
+      const o = v.validate(v.anchoredViewOptions, options, 'options');
+      return this.messages.anchoredView(id, anchor, o.window, o.bookend, o.keepRoles);
+    });
   }
 
   // ── Lineage ──
 
   /** The last compression continuation of a session's chain (the session itself when uncompressed). */
   async getCompressionTip(sessionId: string): Promise<string> {
-    this.assertOpen();
-    return this.lineage.getCompressionTip(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.lineage.getCompressionTip(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Where to resume: the session if it has messages, else the first descendant that has. */
   async resolveResumeSessionId<T extends string | null | undefined>(sessionId: T): Promise<T | string> {
-    this.assertOpen();
-    if (sessionId === null || sessionId === undefined) return sessionId;
-    return this.lineage.resolveResumeSessionId(v.validate(v.lookupId, sessionId, 'sessionId') as T);
+    return this.track(async () => {
+      if (sessionId === null || sessionId === undefined) return sessionId;
+      return this.lineage.resolveResumeSessionId(v.validate(v.lookupId, sessionId, 'sessionId') as T);
+    });
   }
 
   /** Session ids from the root of the parent chain down to `sessionId` (inclusive). */
   async getLineage(sessionId: string): Promise<string[]> {
-    this.assertOpen();
-    return this.lineage.getLineage(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.lineage.getLineage(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Every session below `sessionId` (children of any kind, recursively), oldest first. */
   async getDescendants(sessionId: string): Promise<string[]> {
-    this.assertOpen();
-    return this.lineage.getDescendants(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.lineage.getDescendants(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   // ── Meta ──
 
   async getMeta(key: string): Promise<string | null> {
-    this.assertOpen();
-    return this.meta.get(v.validate(v.metaKey, key, 'key'));
+    return this.track(() => this.meta.get(v.validate(v.metaKey, key, 'key')));
   }
 
   async setMeta(key: string, value: string | null): Promise<void> {
-    this.assertOpen();
-    await this.meta.set(v.validate(v.metaKey, key, 'key'), v.validate(v.optionalText, value, 'value') ?? null);
+    await this.track(() => this.meta.set(v.validate(v.metaKey, key, 'key'), v.validate(v.optionalText, value, 'value') ?? null));
   }
 
   // ── Handoffs ──
 
   async requestHandoff(sessionId: string, platform: string): Promise<boolean> {
-    this.assertOpen();
-    return this.handoffs.request(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.id, platform, 'platform'));
+    return this.track(() => this.handoffs.request(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.id, platform, 'platform')));
   }
 
   async getHandoffState(sessionId: string): Promise<HandoffState | null> {
-    this.assertOpen();
-    return this.handoffs.state(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.handoffs.state(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async listPendingHandoffs(): Promise<SessionRow[]> {
-    this.assertOpen();
-    return this.handoffs.listPending();
+    return this.track(() => this.handoffs.listPending());
   }
 
   /** pending -> running; exactly one of concurrent callers gets true. */
   async claimHandoff(sessionId: string): Promise<boolean> {
-    this.assertOpen();
-    return this.handoffs.claim(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.handoffs.claim(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async completeHandoff(sessionId: string): Promise<void> {
-    this.assertOpen();
-    await this.handoffs.complete(v.validate(v.lookupId, sessionId, 'sessionId'));
+    await this.track(() => this.handoffs.complete(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async failHandoff(sessionId: string, error: string): Promise<void> {
-    this.assertOpen();
-    await this.handoffs.fail(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, error, 'error'));
+    await this.track(() => this.handoffs.fail(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, error, 'error')));
   }
 
   // ── Search ──
@@ -424,76 +420,84 @@ export class SessionStore {
    * or an empty list. `sort`: 'newest', 'oldest', anything else relevance.
    */
   async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
-    this.assertOpen();
-    const q = v.validate(v.searchQuery, query, 'query');
-    return this.search.searchMessages(q, v.validate(v.searchMessagesOptions, options, 'options'));
+    return this.track(async () => {
+      const q = v.validate(v.searchQuery, query, 'query');
+      return this.search.searchMessages(q, v.validate(v.searchMessagesOptions, options, 'options'));
+    });
   }
 
   /** Sessions by latest activity, optionally of one source, with `lastActive`. */
   async searchSessions(options: SearchSessionsOptions = {}): Promise<SessionWithActivity[]> {
-    this.assertOpen();
-    const o = v.validate(v.searchSessionsOptions, options, 'options');
-    return this.search.searchSessions(o.source, o.limit, o.offset);
+    return this.track(async () => {
+      const o = v.validate(v.searchSessionsOptions, options, 'options');
+      return this.search.searchSessions(o.source, o.limit, o.offset);
+    });
   }
 
   // ── Export ──
 
   async exportSession(sessionId: string): Promise<SessionExport | null> {
-    this.assertOpen();
-    return this.exports.exportSession(v.validate(v.lookupId, sessionId, 'sessionId'));
+    return this.track(() => this.exports.exportSession(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async exportAll(options: { source?: string | null } = {}): Promise<SessionExportWithActivity[]> {
-    this.assertOpen();
-    return this.exports.exportAll(v.validate(v.sourceFilterOptions, options, 'options').source);
+    return this.track(() => this.exports.exportAll(v.validate(v.sourceFilterOptions, options, 'options').source));
   }
 
   // ── Telegram topic mode ──
 
   async enableTelegramTopicMode(options: EnableTelegramTopicModeOptions): Promise<void> {
-    this.assertOpen();
-    await this.telegramTopics.enable(v.validate(v.enableTopicModeOptions, options, 'options'));
+    await this.track(() => this.telegramTopics.enable(v.validate(v.enableTopicModeOptions, options, 'options')));
   }
 
   async disableTelegramTopicMode(options: DisableTelegramTopicModeOptions): Promise<void> {
-    this.assertOpen();
-    const o = v.validate(v.disableTopicModeOptions, options, 'options');
-    await this.telegramTopics.disable(o.chatId, o.clearBindings);
+    return this.track(async () => {
+      const o = v.validate(v.disableTopicModeOptions, options, 'options');
+      await this.telegramTopics.disable(o.chatId, o.clearBindings);
+    });
   }
 
   async isTelegramTopicModeEnabled(options: TelegramTopicModeQuery): Promise<boolean> {
-    this.assertOpen();
-    const o = v.validate(v.topicModeQuery, options, 'options');
-    return this.telegramTopics.isEnabled(o.chatId, o.userId);
+    return this.track(async () => {
+      const o = v.validate(v.topicModeQuery, options, 'options');
+      return this.telegramTopics.isEnabled(o.chatId, o.userId);
+    });
   }
 
   async getTelegramTopicBinding(options: TelegramTopicBindingQuery): Promise<TelegramTopicBinding | null> {
-    this.assertOpen();
-    const o = v.validate(v.topicBindingQuery, options, 'options');
-    return this.telegramTopics.getBinding(o.chatId, o.threadId);
+    return this.track(async () => {
+      const o = v.validate(v.topicBindingQuery, options, 'options');
+      return this.telegramTopics.getBinding(o.chatId, o.threadId);
+    });
   }
 
   async bindTelegramTopic(options: BindTelegramTopicOptions): Promise<void> {
-    this.assertOpen();
-    const o = v.validate(v.bindTopicOptions, options, 'options');
-    await this.guard(() => this.telegramTopics.bind(o), { session: o.sessionId, topicSession: o.sessionId });
+    return this.track(async () => {
+      const o = v.validate(v.bindTopicOptions, options, 'options');
+      await this.guard(() => this.telegramTopics.bind(o), { session: o.sessionId, topicSession: o.sessionId });
+    });
   }
 
   async isTelegramSessionLinkedToTopic(options: { sessionId: string }): Promise<boolean> {
-    this.assertOpen();
-    return this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId);
+    return this.track(() => this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId));
   }
 
   async listUnlinkedTelegramSessionsForUser(options: UnlinkedTelegramSessionsQuery): Promise<RichSessionRow[]> {
-    this.assertOpen();
-    const o = v.validate(v.unlinkedQuery, options, 'options');
-    return this.telegramTopics.listUnlinked(o.userId, o.limit);
+    return this.track(async () => {
+      const o = v.validate(v.unlinkedQuery, options, 'options');
+      return this.telegramTopics.listUnlinked(o.userId, o.limit);
+    });
   }
 
   // ── Internals ──
 
   private assertOpen(): void {
-    if (this.closed) throw new StoreClosedError();
+    if (this.calls.isShut) throw new StoreClosedError();
+  }
+
+  /** Run a public call unless the store is closing; close() waits until it has settled. */
+  private track<T>(call: () => Promise<T>): Promise<T> {
+    return this.calls.admit(call);
   }
 
   /**

@@ -81,6 +81,15 @@ export interface ValueDecoders {
   content(row: Record<string, unknown>): MessageContent | null;
 }
 
+export interface WriteOptions {
+  /**
+   * Writes with the same lane (a session id) commit in the order they were requested, even when none of
+   * them is awaited. SQLite commits every write in request order anyway; Postgres runs writes of
+   * different lanes side by side on the pool.
+   */
+  readonly lane?: string;
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'pg';
 
@@ -134,20 +143,25 @@ export interface Dialect {
   /** Run a read-only operation (a consistent snapshot where the backend offers one cheaply). */
   read<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
-  write<T>(op: () => Op<T>): Promise<T>;
-  /** Wait until every requested write has committed or failed (called before closing). */
+  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
+  /** Refuse new operations (StoreClosedError) and wait until every one already started has settled (called before closing). */
   settle(): Promise<void>;
   /**
    * A long write in one transaction (deleting a big session, a prune batch, a bulk import page), kept off
    * the event loop where the backend can (SQLite: a worker thread with its own connection). Postgres: write().
    */
-  maintain<T>(op: () => Op<T>): Promise<T>;
+  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
   /** Release what the dialect holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
   close(): Promise<void>;
   /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
   readonly advanceMessageIds: () => Op<void>;
   /** A query returning one row with `bytes`: the size of the database on disk. */
   readonly databaseSize: SQL;
+  /**
+   * The tail of a SELECT that locks the rows it reads until the write commits (Postgres FOR UPDATE; empty
+   * on SQLite, where a write transaction holds the whole database).
+   */
+  readonly forUpdate: SQL;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
 }

@@ -8,6 +8,7 @@
  * transaction began (encoding and validation happen before the operation is built).
  */
 import type { SQL } from 'drizzle-orm';
+import { StoreClosedError } from '../errors.js';
 
 export type Query =
   | { readonly mode: 'rows' | 'exec'; readonly sql: SQL }
@@ -44,4 +45,38 @@ export function* execText(text: string, params: readonly unknown[]): Op<void> {
 /** Run a statement whose result is not needed. */
 export function* exec(query: SQL): Op<void> {
   yield { mode: 'exec', sql: query };
+}
+
+/**
+ * Admits calls until it is shut, and knows when every admitted call has settled: what lets `close()` wait
+ * for calls already made while refusing new ones.
+ */
+export class CallGate {
+  private readonly running = new Set<Promise<unknown>>();
+  private shut = false;
+
+  get isShut(): boolean {
+    return this.shut;
+  }
+
+  /** Start a call (synchronously, so calls start in the order they were made), or refuse it once shut. */
+  admit<T>(start: () => Promise<T>): Promise<T> {
+    if (this.shut) return Promise.reject(new StoreClosedError());
+    let call: Promise<T>;
+    try {
+      call = start();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    this.running.add(call);
+    const forget = () => void this.running.delete(call);
+    call.then(forget, forget);
+    return call;
+  }
+
+  /** Refuse new calls and wait until every admitted one has resolved or rejected. */
+  async shutAndDrain(): Promise<void> {
+    this.shut = true;
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
 }

@@ -83,7 +83,7 @@ export class MessageRepo {
       if (touched.length === 0) throw new SessionNotFoundError(sessionId);
       const inserted = yield* first<{ id: unknown }>(sql`INSERT INTO messages (${row.columns}) VALUES ${row.values} RETURNING id`);
       return d.decode.int(inserted!.id);
-    });
+    }, { lane: sessionId });
   }
 
   /**
@@ -114,7 +114,7 @@ export class MessageRepo {
       for (const batch of batches) ids.push(...(yield* rows<{ id: unknown }>(batch)).map((r) => d.decode.int(r.id)));
       // Ids are handed out in row order within a statement; RETURNING's order is not promised.
       return ids.sort((a, b) => a - b);
-    });
+    }, { lane: sessionId });
   }
 
   /**
@@ -147,7 +147,7 @@ export class MessageRepo {
       if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(sessionId)}`);
       for (const batch of batches) yield* exec(batch);
-    });
+    }, { lane: sessionId });
   }
 
   private listOp(sessionIds: string[]) {

@@ -83,7 +83,7 @@ export class SessionRepo {
                 ${d.freeText(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
         ON CONFLICT (id) DO NOTHING`);
       return id;
-    });
+    }, { lane: id });
   }
 
   get(id: string): Promise<SessionRow | null> {
@@ -114,21 +114,21 @@ export class SessionRepo {
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
                       WHERE id = ${d.text(id)} AND ended_at IS NULL`);
-    });
+    }, { lane: id });
   }
 
   reopen(id: string): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
       yield* exec(sql`UPDATE sessions SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /**
@@ -173,7 +173,7 @@ export class SessionRepo {
         INSERT INTO sessions (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
         ON CONFLICT (id) DO NOTHING`);
       yield* exec(sql`UPDATE sessions SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
@@ -181,12 +181,14 @@ export class SessionRepo {
     const { d } = this.ctx;
     // A session may hold tens of thousands of messages (and their index rows): off the event loop.
     return d.maintain(function* () {
-      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`))) return false;
+      // Lock the row before deleting its messages: an append that holds it commits first and its message
+      // goes with the rest; one that comes after finds no session. Never a message left without its session.
+      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}${d.forUpdate}`))) return false;
       yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`DELETE FROM sessions WHERE id = ${d.text(id)}`);
       return true;
-    });
+    }, { lane: id });
   }
 
   clearMessages(id: string): Promise<void> {
@@ -194,7 +196,7 @@ export class SessionRepo {
     return d.maintain(function* () {
       yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
-    });
+    }, { lane: id });
   }
 
   /** How many sessions `prune` would delete now (for a dry run). */
@@ -219,10 +221,12 @@ export class SessionRepo {
     const cutoff = this.ctx.now() - olderThanDays * 86400;
     const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM sessions c
       WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}
-      ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}`;
+      ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}${d.forUpdate}`;
     let total = 0;
     for (;;) {
       const deleted = await d.maintain(function* () {
+        // The batch is locked (as in delete): an append racing the prune either commits first and its message
+        // is pruned too, or finds no session. A session ended meanwhile is left for the next prune.
         const found = yield* rows<{ id: unknown; messages: unknown }>(candidates);
         const batch: string[] = [];
         let messages = 0;

@@ -52,7 +52,7 @@ export class TitleRepo {
       }
       const updated = yield* rows(sql`UPDATE sessions SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`);
       return updated.length > 0;
-    });
+    }, { lane: sessionId });
   }
 
   get(sessionId: string): Promise<string | null> {

@@ -12,6 +12,7 @@ import { migrationsContract } from './migrations.contract.js';
 import { schemaContract } from './schema.contract.js';
 import { searchContract } from './search.contract.js';
 import { sessionsContract } from './sessions.contract.js';
+import { settleContract } from './settle.contract.js';
 import { telegramContract } from './telegram.contract.js';
 import { titlesContract } from './titles.contract.js';
 import { validationContract } from './validation.contract.js';
@@ -22,6 +23,7 @@ export function runContractSuite(h: Harness): void {
     afterAll(() => h.cleanup());
     schemaContract(h);
     migrationsContract(h);
+    settleContract(h);
     describe('SessionDB behaviour', () => {
       const f = useStore(h);
       sessionsContract(f);

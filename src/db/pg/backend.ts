@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { Backend, DriverName } from '../backend.js';
 import { introspectPg } from '../introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
@@ -36,6 +36,11 @@ export class PgBackend implements Backend {
   /** Drizzle over a postgres.js pool or a PGlite instance (the pool is replaced after a connection is lost mid-transaction). */
   get db(): PgDb {
     return this.opened.db;
+  }
+
+  /** Run one query outside a transaction on the current pool (see OpenedPg.execute). */
+  execute(query: SQL): Promise<unknown> {
+    return this.opened.execute(query);
   }
 
   /** Run `body` in one transaction (see OpenedPg.transaction). */

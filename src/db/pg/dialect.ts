@@ -7,15 +7,14 @@ import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructur
 import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import type { BulkColumn, BulkType, Dialect, ValueDecoders } from '../dialect.js';
-import { type Op, exec } from '../ops.js';
+import type { BulkColumn, BulkType, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { rethrowAsDatabaseError } from '../../errors.js';
-import { type PgDb, type PgExecutor, rowsOf } from './open.js';
+import { type PgExecutor, rowsOf } from './open.js';
 
-/** What the dialect needs from the backend: the database for reads, and safe transactions for writes. */
-export interface PgConnection {
-  readonly db: PgDb;
+/** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
+export interface PgConnection extends PgExecutor {
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
 }
 
@@ -26,6 +25,7 @@ function toEpoch(v: unknown): number {
   throw new TypeError(`not a time value: ${String(v)}`);
 }
 
+const noop = () => {};
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
 const decoders: ValueDecoders = {
@@ -78,6 +78,7 @@ export class PgDialect implements Dialect {
   readonly advanceMessageIds = function* (): Op<void> {
     yield* exec(sql`SELECT setval(pg_get_serial_sequence('messages', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM messages`);
   };
+  readonly forUpdate = sql` FOR UPDATE`;
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
   constructor(private readonly conn: PgConnection) {}
@@ -180,24 +181,46 @@ export class PgDialect implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    return PgDialect.runAsync(this.conn.db, op()).catch(rethrowAsDatabaseError);
+    return this.gate.admit(() => PgDialect.runAsync(this.conn, op()).catch(rethrowAsDatabaseError));
   }
 
-  write<T>(op: () => Op<T>): Promise<T> {
-    return this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
+  /**
+   * Each write is its own transaction on a pooled connection, so writes run side by side; those of one
+   * lane wait for the previous one to settle before they begin (otherwise two appends to one session
+   * could take the session's row lock in either order, and commit out of order).
+   */
+  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
+    return this.gate.admit(() => {
+      const run = () => this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
+      const lane = options?.lane;
+      if (lane === undefined) return run();
+      const previous = this.lanes.get(lane);
+      const result = previous ? previous.then(run) : run();
+      const settled = result.then(noop, noop);
+      this.lanes.set(lane, settled);
+      void settled.then(() => {
+        if (this.lanes.get(lane) === settled) this.lanes.delete(lane);
+      });
+      return result;
+    });
   }
 
-  /** Every write awaits its own transaction; nothing is queued here. */
-  async settle(): Promise<void> {}
+  private readonly gate = new CallGate();
+  /** Per lane, the last write requested: it settles (never rejects) when that write has. */
+  private readonly lanes = new Map<string, Promise<void>>();
+
+  settle(): Promise<void> {
+    return this.gate.shutAndDrain();
+  }
 
   /** Postgres never blocks the event loop: a long write is an ordinary one. */
-  maintain<T>(op: () => Op<T>): Promise<T> {
-    return this.write(op);
+  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
+    return this.write(op, options);
   }
 
   async close(): Promise<void> {}
 
   async vacuum(): Promise<void> {
-    await this.conn.db.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError);
+    await this.gate.admit(() => this.conn.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError));
   }
 }

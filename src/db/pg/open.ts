@@ -9,7 +9,7 @@ import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT 
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { ConnectionError } from '../../errors.js';
+import { ConnectionError, StoreClosedError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
 
@@ -24,6 +24,8 @@ export interface PgExecutor {
 export interface OpenedPg {
   /** The current Drizzle database (on a server it is replaced after a connection is lost in a transaction). */
   readonly db: PgDb;
+  /** Run one query outside a transaction on the current pool (what reads use). */
+  execute(query: SQL): Promise<unknown>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -66,6 +68,64 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
   }
   let db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
   const retired: Array<Promise<void>> = [];
+  let closed = false;
+  // Transactions waiting for a connection of the current pool. postgres.js never answers a reserve() still
+  // queued when its pool ends, so retiring or closing a pool hands each waiter back (to try the fresh pool).
+  let waiting = new Set<() => void>();
+  const abandonWaiting = () => {
+    const abandoned = [...waiting];
+    waiting = new Set();
+    for (const abandon of abandoned) abandon();
+  };
+
+  // Reads sent to the current pool and not yet answered. A query still queued in a pool when it ends is
+  // never answered either: once a retired pool has ended, each read left is run again on the fresh pool
+  // (it was never sent; a read is safe to repeat anyway), and once the store is closed, rejected.
+  let reading = new Set<() => void>();
+  function execute(query: SQL): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const attempt = () => {
+        if (closed) return reject(new StoreClosedError());
+        const pending = reading;
+        const again = () => attempt();
+        pending.add(again);
+        db.execute(query).then(
+          (result) => pending.delete(again) && resolve(result),
+          (error: unknown) => pending.delete(again) && reject(error),
+        );
+      };
+      attempt();
+    });
+  }
+  const rerunStranded = (pending: Set<() => void>) => {
+    const stranded = [...pending];
+    pending.clear();
+    for (const again of stranded) again();
+  };
+
+  /** A reserved connection of the current pool, moving to the fresh pool when the current one is retired first. */
+  async function reserve(): Promise<{ pool: postgres.Sql; reserved: postgres.ReservedSql }> {
+    for (;;) {
+      if (closed) throw new StoreClosedError();
+      const pool = client;
+      const waiters = waiting;
+      const reserved = await new Promise<postgres.ReservedSql | undefined>((resolve, reject) => {
+        const abandon = () => resolve(undefined);
+        waiters.add(abandon);
+        pool.reserve().then(
+          (connection) => {
+            if (waiters.delete(abandon)) resolve(connection);
+            else connection.release(); // handed back already: nothing was sent on it
+          },
+          (error: unknown) => {
+            waiters.delete(abandon);
+            reject(error);
+          },
+        );
+      });
+      if (reserved) return { pool, reserved };
+    }
+  }
 
   /**
    * Transactions run on a reserved connection with explicit BEGIN/COMMIT/ROLLBACK rather than postgres.js'
@@ -75,8 +135,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
    * and never released; the pool it came from is retired and a fresh one takes its place.
    */
   async function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
-    const pool = client;
-    const reserved = await pool.reserve();
+    const { pool, reserved } = await reserve();
     const executor: PgExecutor = {
       execute: (query) => {
         const compiled = compiler.sqlToQuery(query);
@@ -104,10 +163,18 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     } finally {
       if (!lost) reserved.release();
       else if (pool === client) {
+        const oldReads = reading;
         client = connect();
         db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
+        reading = new Set();
+        abandonWaiting();
         // Let the old pool's other queries finish; its dead connection is never released, so end() stops it.
-        retired.push(pool.end({ timeout: 5 }).catch(() => {}));
+        retired.push(
+          pool
+            .end({ timeout: 5 })
+            .catch(() => {})
+            .then(() => rerunStranded(oldReads)),
+        );
       }
     }
   }
@@ -116,9 +183,16 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     get db() {
       return db;
     },
+    execute,
     transaction,
     close: async () => {
-      await Promise.all([client.end({ timeout: 5 }), ...retired]);
+      closed = true;
+      abandonWaiting();
+      try {
+        await Promise.all([client.end({ timeout: 5 }), ...retired]);
+      } finally {
+        rerunStranded(reading); // each one rejects: the store is closed
+      }
     },
   };
 }
@@ -135,6 +209,7 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
   const db = drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb;
   return {
     db,
+    execute: (query) => db.execute(query),
     // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
     transaction: (body) => db.transaction((tx) => body(tx)),
     close: () => client.close(),

@@ -8,8 +8,8 @@ import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.j
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
-import type { BulkColumn, Dialect, ValueDecoders } from '../dialect.js';
-import { type Op, type Query, execText } from '../ops.js';
+import type { BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
@@ -47,6 +47,7 @@ export class SqliteDialect implements Dialect {
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.
   // eslint-disable-next-line require-yield
   readonly advanceMessageIds = function* (): Op<void> {};
+  readonly forUpdate = sql``;
   readonly databaseSize = sql`SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()`;
   private readonly statements = new Map<string, Statement>();
 
@@ -171,8 +172,10 @@ export class SqliteDialect implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    const tx = this.client.transaction(() => this.runSync(op()));
-    return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError);
+    return this.gate.admit(() => {
+      const tx = this.client.transaction(() => this.runSync(op()));
+      return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError);
+    });
   }
 
   /**
@@ -180,13 +183,18 @@ export class SqliteDialect implements Dialect {
    * share one `BEGIN IMMEDIATE … COMMIT`, so they share one fsync. Each call runs inside its own
    * SAVEPOINT (added only when a call in the batch fails: the batch is then run again from the start): one
    * that fails is rolled back alone and rejects alone; every call's promise settles only after the shared
-   * COMMIT. A lone call runs exactly as before, in its own transaction.
+   * COMMIT. A lone call runs exactly as before, in its own transaction. One batch at a time: writes
+   * requested while a batch waits for the lock (another process writing) form the next batch, so writes
+   * commit in the order they were requested.
    */
   write<T>(op: () => Op<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
-      if (this.queued.length === 1) setImmediate(() => this.track(this.flush()));
-    });
+    return this.gate.admit(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
+          if (this.queued.length === 1 && !this.flushing) setImmediate(() => this.flushNext());
+        }),
+    );
   }
 
   /**
@@ -194,13 +202,19 @@ export class SqliteDialect implements Dialect {
    * thread on its own connection so the event loop stays free. In-memory and read-only databases have no
    * second connection: there it is an ordinary write. Maintenance transactions run one at a time.
    */
-  maintain<T>(op: () => Op<T>): Promise<T> {
+  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     const worker = this.maintenanceWorker();
+    // SQLite commits every write in request order: lanes need nothing here.
+    void options;
     if (!worker) return this.write(op);
-    const run = this.maintenanceTail.then(() => this.runInWorker(worker, op));
-    this.maintenanceTail = run.catch(() => {});
-    this.track(run.then(() => {}, () => {}));
-    return run;
+    return this.gate.admit(() => this.inMaintenanceTurn(() => this.runInWorker(worker, op)));
+  }
+
+  /** Maintenance transactions take turns: the worker's connection holds one transaction at a time. */
+  private inMaintenanceTurn<T>(run: () => Promise<T>): Promise<T> {
+    const turn = this.maintenanceTail.then(run);
+    this.maintenanceTail = turn.catch(() => {});
+    return turn;
   }
 
   private worker: SqliteWorker | null | undefined;
@@ -266,20 +280,24 @@ export class SqliteDialect implements Dialect {
     await worker?.close();
   }
 
+  private readonly gate = new CallGate();
   private queued: Array<{ op: () => Op<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
-  private inFlight = new Set<Promise<void>>();
+  /** The batch being written, if any; the next one starts when it has settled. */
+  private flushing: Promise<void> | undefined;
 
-  private track(p: Promise<void>): void {
-    this.inFlight.add(p);
-    void p.finally(() => this.inFlight.delete(p));
+  private flushNext(): void {
+    if (this.flushing || this.queued.length === 0) return;
+    const after = () => {
+      this.flushing = undefined;
+      this.flushNext();
+    };
+    this.flushing = this.flush();
+    this.flushing.then(after, after);
   }
 
-  /** Wait until every requested write has committed or failed (before closing the connection). */
   async settle(): Promise<void> {
-    while (this.queued.length > 0 || this.inFlight.size > 0) {
-      if (this.inFlight.size > 0) await Promise.all(this.inFlight);
-      else await new Promise((resolve) => setImmediate(resolve));
-    }
+    await this.gate.shutAndDrain();
+    while (this.flushing) await this.flushing.catch(() => {});
   }
 
   private async flush(): Promise<void> {
@@ -335,24 +353,21 @@ export class SqliteDialect implements Dialect {
     const worker = this.maintenanceWorker();
     if (worker) {
       // VACUUM rewrites the whole file (seconds for a large one): the worker does it, the event loop runs on.
-      const run = this.maintenanceTail.then(async () => {
-        await worker.script('PRAGMA wal_checkpoint(TRUNCATE)');
-        await worker.script('VACUUM');
-      });
-      this.maintenanceTail = run.catch(() => {});
-      this.track(run.then(() => {}, () => {}));
-      await run.catch((error: unknown) => {
-        throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
-      });
+      await this.gate.admit(() =>
+        this.inMaintenanceTurn(async () => {
+          await worker.script('PRAGMA wal_checkpoint(TRUNCATE)');
+          await worker.script('VACUUM');
+        }).catch((error: unknown) => {
+          throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
+        }),
+      );
       return;
     }
-    await retryWhileBusy(
-      () => {
-        // A reader holding the WAL makes the checkpoint report "busy" rather than fail; VACUUM runs anyway.
-        this.client.pragma('wal_checkpoint(TRUNCATE)');
-        this.client.exec('VACUUM');
-      },
-      { deadlineMs: this.writeDeadlineMs },
-    ).catch(rethrowAsDatabaseError);
+    const vacuum = () => {
+      // A reader holding the WAL makes the checkpoint report "busy" rather than fail; VACUUM runs anyway.
+      this.client.pragma('wal_checkpoint(TRUNCATE)');
+      this.client.exec('VACUUM');
+    };
+    await this.gate.admit(() => retryWhileBusy(vacuum, { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError));
   }
 }
