@@ -34,6 +34,29 @@ const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNE
   'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const connectionLost = (error: unknown) => CONNECTION_LOST.has(String((error as { code?: unknown } | null)?.code ?? ''));
 
+/**
+ * Session parameters the code depends on, set on every connection so that a database, role or server default
+ * (ALTER DATABASE … SET, postgresql.conf) cannot change what is written or read. On a server they travel in
+ * the startup message, which outranks those defaults; PGlite gets them as SET right after it starts.
+ */
+export const SESSION_SETTINGS = {
+  // timestamptz text is parsed by codecs/time.ts: ISO form, offsets in whole minutes.
+  DateStyle: 'ISO, MDY',
+  TimeZone: 'UTC',
+  IntervalStyle: 'postgres',
+  // float8 text exact to the last bit (costs): any value above 0 on Postgres 12+, and 3 before.
+  extra_float_digits: '3',
+  // LIKE … ESCAPE '\' and the regexes in the migrations are written for standard strings.
+  standard_conforming_strings: 'on',
+  client_encoding: 'UTF8',
+  bytea_output: 'hex',
+  // The migrator looks at the tables after waiting on its lock, and concurrent writes update the same
+  // session counters: both need each statement to see what committed before it (no serialization errors).
+  default_transaction_isolation: 'read committed',
+  // A non-zero limit makes GIN index scans (word and trigram search) return a random subset of the matches.
+  gin_fuzzy_search_limit: '0',
+} as const;
+
 const compiler = new DrizzlePgCompiler();
 const PREPARE_MAX_CHARS = 4096;
 
@@ -49,7 +72,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       max: options.poolSize,
       connect_timeout: options.connectTimeoutSeconds,
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
-      connection: { application_name: 'hermes-sessiondb', TimeZone: 'UTC' },
+      connection: { application_name: 'hermes-sessiondb', ...SESSION_SETTINGS },
     });
   let client = connect();
   try {
@@ -123,6 +146,7 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
   try {
     client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
     await client.waitReady;
+    await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(SESSION_SETTINGS)]);
   } catch (error) {
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
