@@ -1,7 +1,9 @@
 /**
  * PostgreSQL migrator: one transaction that first takes a transaction-scoped advisory lock, so concurrent
  * migrators queue up and each migration runs exactly once; DDL is transactional in Postgres, so a failed
- * run leaves nothing behind. Works the same on a postgres.js pool and on PGlite.
+ * run leaves nothing behind. The transaction is the write path's (OpenedPg.transaction: a reserved connection
+ * with explicit BEGIN/COMMIT on a server, not postgres.js' begin(), which crashes the process when the
+ * connection is lost inside it). Works the same on a postgres.js pool and on PGlite.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -14,9 +16,10 @@ import {
   readMigrations,
   statementFailed,
 } from '../migrations.js';
-import { type PgDb, rowsOf } from './open.js';
+import { DatabaseError } from '../../errors.js';
+import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
 
-type Executor = Pick<PgDb, 'execute'>;
+type Executor = PgExecutor;
 
 export interface PgMigrateOptions {
   migrationsFolder: string;
@@ -45,14 +48,21 @@ async function recordedHashes(db: Executor): Promise<string[]> {
   );
 }
 
-export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<MigrationReport> {
+export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
+  // A lost connection or a failed lock is a DatabaseError; a failed migration statement a MigrationError.
+  return runMigrations(conn, options).catch((error: unknown) => {
+    throw DatabaseError.from(error);
+  });
+}
+
+async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
   // Fast path without the lock: an up-to-date database (the common open) needs nothing.
-  const current = planMigrations(local, await recordedHashes(db));
+  const current = planMigrations(local, await recordedHashes(conn.db));
   if (current.pending.length === 0 && current.unknownHashes.length === 0) {
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
-  return db.transaction(async (tx) => {
+  return conn.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
     const recorded = await recordedHashes(tx);
     if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where);
@@ -78,7 +88,7 @@ export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<Mi
   });
 }
 
-export async function pgMigrationStatus(db: PgDb, migrationsFolder: string): Promise<MigrationStatus> {
+export async function pgMigrationStatus(db: Executor, migrationsFolder: string): Promise<MigrationStatus> {
   const plan = planMigrations(readMigrations(migrationsFolder), await recordedHashes(db));
   return {
     applied: plan.applied.map((m) => m.tag),

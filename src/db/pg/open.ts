@@ -32,7 +32,14 @@ export interface OpenedPg {
 /** Errors after which the connection is gone: nothing more may be written on it. */
 const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03',
   'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-const connectionLost = (error: unknown) => CONNECTION_LOST.has(String((error as { code?: unknown } | null)?.code ?? ''));
+/** Whether `error`, or an error it wraps (a MigrationError around the driver's), says the connection is gone. */
+function connectionLost(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (CONNECTION_LOST.has(String((e as { code?: unknown }).code ?? ''))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
 
 /**
  * Session parameters the code depends on, set on every connection so that a database, role or server default
