@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { ConnectionError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
 import { redactUrl } from '../url.js';
+import { type DataDirLock, lockDataDir } from './pglite-lock.js';
 
 export type PgSchema = typeof pgSchema;
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
@@ -149,12 +150,14 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
 
 export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
   const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
+  const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
   let client: PGlite;
   try {
     client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
     await client.waitReady;
     await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(SESSION_SETTINGS)]);
   } catch (error) {
+    lock?.release();
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
   const db = drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb;
@@ -162,8 +165,23 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
     db,
     // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
     transaction: (body) => db.transaction((tx) => body(tx)),
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
+}
+
+/** The data directory's lock (see pglite-lock.ts), or a ConnectionError naming who holds it. */
+function lockPgliteDataDir(where: string, dataDir: string): DataDirLock {
+  try {
+    return lockDataDir(dataDir);
+  } catch (error) {
+    throw new ConnectionError(where, error instanceof Error ? error.message : String(error), { cause: error });
+  }
 }
 
 function describePgError(error: unknown): string {
