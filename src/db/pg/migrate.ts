@@ -19,8 +19,6 @@ import {
 import { DatabaseError } from '../../errors.js';
 import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
 
-type Executor = PgExecutor;
-
 export interface PgMigrateOptions {
   migrationsFolder: string;
   where: string;
@@ -32,7 +30,7 @@ export interface PgMigrateOptions {
  * session's just-committed CREATE (found by the concurrent-migration test: a migrator that waited on the
  * advisory lock still saw "no migrations table" while the tables were there).
  */
-async function tableExists(db: Executor, schema: string, table: string): Promise<boolean> {
+async function tableExists(db: PgExecutor, schema: string, table: string): Promise<boolean> {
   const [row] = rowsOf<{ exists: boolean }>(
     await db.execute(sql`SELECT EXISTS (
       SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -41,7 +39,7 @@ async function tableExists(db: Executor, schema: string, table: string): Promise
   return row?.exists === true;
 }
 
-async function recordedHashes(db: Executor): Promise<string[]> {
+async function recordedHashes(db: PgExecutor): Promise<string[]> {
   if (!(await tableExists(db, 'drizzle', '__drizzle_migrations'))) return [];
   return rowsOf<{ hash: string }>(await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`)).map(
     (r) => r.hash,
@@ -88,7 +86,7 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
   });
 }
 
-export async function pgMigrationStatus(db: Executor, migrationsFolder: string): Promise<MigrationStatus> {
+export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string): Promise<MigrationStatus> {
   const plan = planMigrations(readMigrations(migrationsFolder), await recordedHashes(db));
   return {
     applied: plan.applied.map((m) => m.tag),

@@ -45,7 +45,7 @@ function connectionLost(error: unknown): boolean {
 /**
  * Session parameters the code depends on, set on every connection so that a database, role or server default
  * (ALTER DATABASE … SET, postgresql.conf) cannot change what is written or read. On a server they travel in
- * the startup message, which outranks those defaults; PGlite gets them as SET right after it starts.
+ * the startup message, which outranks those defaults; PGlite gets them from set_config right after it starts.
  */
 export const SESSION_SETTINGS = {
   // timestamptz text is parsed by codecs/time.ts: ISO form, offsets in whole minutes.
