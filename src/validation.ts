@@ -105,6 +105,18 @@ export const content = z
   .transform((value) => (typeof value === 'string' ? wellFormed(value) : wellFormedJson(value)))
   .nullish();
 const int = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+/**
+ * Session counters (tokens, API calls): bigint on Postgres, 64-bit on SQLite; exact as JavaScript numbers up
+ * to Number.MAX_SAFE_INTEGER, so that is the bound on every backend.
+ */
+const counterValue = int;
+/** One message's token count: a 32-bit integer on every backend (Postgres' column is integer). */
+const INT32_MAX = 2_147_483_647;
+const messageTokenCount = z
+  .number()
+  .int()
+  .min(-INT32_MAX - 1, `must be at least ${-INT32_MAX - 1} (a 32-bit integer)`)
+  .max(INT32_MAX, `must be at most ${INT32_MAX} (a 32-bit integer)`);
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const finite = z.number().refine(Number.isFinite, 'must be a finite number');
 /** Python's LIMIT: a negative number means no limit. */
@@ -122,12 +134,12 @@ export const createSessionOptions = z
 
 export const updateTokenCountsOptions = z
   .object({
-    inputTokens: int.default(0),
-    outputTokens: int.default(0),
+    inputTokens: counterValue.default(0),
+    outputTokens: counterValue.default(0),
     model: optionalText,
-    cacheReadTokens: int.default(0),
-    cacheWriteTokens: int.default(0),
-    reasoningTokens: int.default(0),
+    cacheReadTokens: counterValue.default(0),
+    cacheWriteTokens: counterValue.default(0),
+    reasoningTokens: counterValue.default(0),
     estimatedCostUsd: finite.nullish(),
     actualCostUsd: finite.nullish(),
     costStatus: optionalText,
@@ -136,7 +148,7 @@ export const updateTokenCountsOptions = z
     billingProvider: optionalText,
     billingBaseUrl: optionalText,
     billingMode: optionalText,
-    apiCallCount: int.default(0),
+    apiCallCount: counterValue.default(0),
     absolute: z.boolean().default(false),
   })
   .strict();
@@ -158,7 +170,7 @@ export const appendMessageOptions = z
     toolName: optionalFreeText,
     toolCalls: optionalJson,
     toolCallId: optionalFreeText,
-    tokenCount: int.nullish(),
+    tokenCount: messageTokenCount.nullish(),
     finishReason: optionalFreeText,
     reasoning: optionalFreeText,
     reasoningContent: optionalFreeText,

@@ -6,7 +6,8 @@
  * - Message ids are a `bigint` identity *by default*, so an import can keep the ids it copies.
  * - Structured (list/dict) content goes to `content_json` (jsonb); `content` holds plain text only,
  *   because Postgres text cannot carry the NUL byte of SQLite's `"\x00json:"` prefix.
- * - Counters are NOT NULL DEFAULT 0 (SQLite allows NULL only because Hermes added them with ALTER TABLE).
+ * - Session counters are bigint NOT NULL DEFAULT 0 (SQLite allows NULL only because Hermes added them with
+ *   ALTER TABLE); a message's token_count is integer.
  *
  * Search structures (pg_trgm, the generated tsvector column and the GIN indexes) are in the custom
  * migrations under `drizzle/pg/`, next to the generated ones.
@@ -37,8 +38,11 @@ export const epochSeconds = customType<{ data: number; driverData: string }>({
   fromDriver: (value) => timestamptzToEpochSeconds(value),
 });
 
-const tokenCounter = (name: string) => bigint(name, { mode: 'number' }).notNull().default(0);
-const counter = (name: string) => integer(name).notNull().default(0);
+/**
+ * Session counters are bigint: tokens and API calls summed over a session's life pass 2^31, and SQLite's
+ * integers are 64-bit. Values stay within Number.MAX_SAFE_INTEGER (validation), so 'number' is exact.
+ */
+const counter = (name: string) => bigint(name, { mode: 'number' }).notNull().default(0);
 
 export const sessions = pgTable(
   'sessions',
@@ -55,11 +59,11 @@ export const sessions = pgTable(
     endReason: text('end_reason'),
     messageCount: counter('message_count'),
     toolCallCount: counter('tool_call_count'),
-    inputTokens: tokenCounter('input_tokens'),
-    outputTokens: tokenCounter('output_tokens'),
-    cacheReadTokens: tokenCounter('cache_read_tokens'),
-    cacheWriteTokens: tokenCounter('cache_write_tokens'),
-    reasoningTokens: tokenCounter('reasoning_tokens'),
+    inputTokens: counter('input_tokens'),
+    outputTokens: counter('output_tokens'),
+    cacheReadTokens: counter('cache_read_tokens'),
+    cacheWriteTokens: counter('cache_write_tokens'),
+    reasoningTokens: counter('reasoning_tokens'),
     billingProvider: text('billing_provider'),
     billingBaseUrl: text('billing_base_url'),
     billingMode: text('billing_mode'),
@@ -102,6 +106,7 @@ export const messages = pgTable(
     toolCalls: jsonb('tool_calls').$type<unknown>(),
     toolName: text('tool_name'),
     timestamp: epochSeconds('timestamp').notNull(),
+    // One message's tokens: a 32-bit integer, as validation bounds it on every backend.
     tokenCount: integer('token_count'),
     finishReason: text('finish_reason'),
     reasoning: text('reasoning'),

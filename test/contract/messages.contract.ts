@@ -53,6 +53,13 @@ export function messagesContract(f: StoreFixture): void {
       });
     });
 
+    it('keeps a token count up to 2,147,483,647 (a 32-bit integer on every backend)', async () => {
+      await f.store.createSession('s1', 'cli');
+      await f.store.appendMessage('s1', 'assistant', 'a', { tokenCount: 2 ** 31 - 1 });
+      await f.store.appendMessages('s1', [{ role: 'assistant', content: 'b', tokenCount: -(2 ** 31) }]);
+      expect((await f.store.getMessages('s1')).map((m) => m.tokenCount)).toEqual([2 ** 31 - 1, -(2 ** 31)]);
+    });
+
     it('stores structured (multimodal) content and reads the same value back', async () => {
       const parts = [{ type: 'text', text: 'Look at this' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }];
       await f.store.createSession('s1', 'cli');

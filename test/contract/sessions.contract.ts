@@ -190,6 +190,22 @@ export function sessionsContract(f: StoreFixture): void {
       await f.store.updateTokenCounts('big', { inputTokens: 3_000_000_000 });
       expect((await f.store.getSession('big'))!.inputTokens).toBe(6_000_000_000);
     });
+
+    it('keeps every session counter past 2^31, set, added or counted, exactly up to Number.MAX_SAFE_INTEGER', async () => {
+      const big = { inputTokens: 3e9, outputTokens: 3e9, cacheReadTokens: 3e9, cacheWriteTokens: 3e9, reasoningTokens: 3e9, apiCallCount: 2 ** 31 };
+      await f.store.updateTokenCounts('set', { ...big, absolute: true });
+      expect(await f.store.getSession('set')).toMatchObject(big);
+      // Incremental calls carry a counter past 2^31.
+      for (let i = 0; i < 3; i++) await f.store.updateTokenCounts('added', { inputTokens: 2 ** 30, apiCallCount: 2 ** 30 });
+      expect(await f.store.getSession('added')).toMatchObject({ inputTokens: 3 * 2 ** 30, apiCallCount: 3 * 2 ** 30 });
+      await f.store.updateTokenCounts('max', { inputTokens: Number.MAX_SAFE_INTEGER, apiCallCount: Number.MAX_SAFE_INTEGER, absolute: true });
+      expect(await f.store.getSession('max')).toMatchObject({ inputTokens: Number.MAX_SAFE_INTEGER, apiCallCount: Number.MAX_SAFE_INTEGER });
+      // Message and tool-call counts go on from the largest 32-bit value (the API cannot get there quickly).
+      await f.store.createSession('counted', 'cli');
+      await f.raw(`UPDATE sessions SET message_count = ${2 ** 31 - 1}, tool_call_count = ${2 ** 31 - 1} WHERE id = 'counted'`);
+      await f.store.appendMessage('counted', 'assistant', null, { toolCalls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      expect(await f.store.getSession('counted')).toMatchObject({ messageCount: 2 ** 31, toolCallCount: 2 ** 31 });
+    });
   });
 
   describe('deletes and prunes', () => {

@@ -14,11 +14,11 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
   sessions: {
     id: 'text', source: 'text', user_id: 'text', model: 'text', model_config: 'jsonb', system_prompt: 'text',
     parent_session_id: 'text', started_at: 'timestamp with time zone', ended_at: 'timestamp with time zone',
-    end_reason: 'text', message_count: 'integer', tool_call_count: 'integer', input_tokens: 'bigint',
+    end_reason: 'text', message_count: 'bigint', tool_call_count: 'bigint', input_tokens: 'bigint',
     output_tokens: 'bigint', cache_read_tokens: 'bigint', cache_write_tokens: 'bigint', reasoning_tokens: 'bigint',
     billing_provider: 'text', billing_base_url: 'text', billing_mode: 'text', estimated_cost_usd: 'double precision',
     actual_cost_usd: 'double precision', cost_status: 'text', cost_source: 'text', pricing_version: 'text',
-    title: 'text', api_call_count: 'integer', handoff_state: 'text', handoff_platform: 'text', handoff_error: 'text',
+    title: 'text', api_call_count: 'bigint', handoff_state: 'text', handoff_platform: 'text', handoff_error: 'text',
   },
   messages: {
     id: 'bigint', session_id: 'text', role: 'text', content: 'text', content_json: 'jsonb', tool_call_id: 'text',

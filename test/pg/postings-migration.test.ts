@@ -91,7 +91,7 @@ for (const h of harnesses) {
       try {
         const status = await store.migrationStatus();
         expect(status.pending).toEqual([]);
-        expect(status.applied.at(-1)).toBe('0005_message_search_terms');
+        expect(status.applied).toContain('0005_message_search_terms');
         expect(await digest(store)).toEqual(before);
         const vectors = sql`SELECT u.lexeme COLLATE "C" AS term, m.id AS message_id, m.search_length + (m.content_json IS NOT NULL)::int AS doc_length, u.positions
           FROM messages m, unnest(m.search_vector) u`;

@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConnectionError, DatabaseError, SessionDbError, openStore } from '../../src/index.js';
+import { ConnectionError, DatabaseError, MigrationError, SessionDbError, openStore } from '../../src/index.js';
 import { postgresHarness, reportAvailability } from '../backends.js';
+import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-faults-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -65,6 +66,61 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
       await store.close();
     }
   });
+});
+
+describe.skipIf(!pgAvailable)(`Postgres connection killed mid-migration${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
+  it('is a typed error, rolls the run back, never crashes the process, and the next migrate works', async () => {
+    // postgres.js' begin() writes ROLLBACK to a dead connection and later throws from a timer
+    // (porsager/postgres #1154, #1208): listen for anything that escapes.
+    const escaped: unknown[] = [];
+    const onEscape = (error: unknown) => escaped.push(error);
+    process.on('uncaughtException', onEscape);
+    process.on('unhandledRejection', onEscape);
+    const url = await pg.freshUrl();
+    const slow = folderWith('pg', [{ tag: '9000_slow', when: latestWhen('pg') + 1000, sql: 'SELECT pg_sleep(5);' }]);
+    const store = await openStore(url, { migrate: false, migrationsFolder: slow, poolSize: 2 });
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const call = store.migrate().then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      let victim: number | undefined;
+      for (let i = 0; i < 200 && victim === undefined; i++) {
+        const sleeping = await admin`SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE '%pg_sleep(5)%' AND pid <> pg_backend_pid()`;
+        victim = sleeping[0]?.pid as number | undefined;
+        if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(victim, 'the migration never reached pg_sleep').toBeDefined();
+      await admin`SELECT pg_terminate_backend(${victim!})`;
+      const outcome = await call;
+      expect(outcome).toBeInstanceOf(MigrationError);
+      expect((outcome as MigrationError).reason).toBe('STATEMENT_FAILED');
+      // Depending on timing: the server's admin_shutdown, or a closed socket.
+      expect((outcome as MigrationError).message).toMatch(/9000_slow.*(terminating connection|CONNECTION_CLOSED)/);
+      // The run was one transaction: not even the shipped migrations before the slow one were kept.
+      expect((await store.migrationStatus()).applied).toEqual([]);
+      const [{ tables }] = (await admin`SELECT count(*)::int AS tables FROM pg_tables WHERE schemaname = 'public'`) as unknown as [{ tables: number }];
+      expect(tables).toBe(0);
+      // Give a stray timer on a dead connection its chance to fire, while the pool is used again.
+      for (let i = 0; i < 5; i++) {
+        await store.migrationStatus();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const report = await store.migrate();
+      expect(report.applied.at(-1)).toBe('9000_slow');
+      expect((await store.migrationStatus()).pending).toEqual([]);
+      await store.createSession('after', 'cli');
+      expect((await store.getSession('after'))?.id).toBe('after');
+      expect(escaped).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onEscape);
+      process.off('unhandledRejection', onEscape);
+      await admin.end();
+      await store.close();
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!pgAvailable)(`Postgres idle connections killed${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {

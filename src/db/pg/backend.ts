@@ -49,7 +49,7 @@ export class PgBackend implements Backend {
   }
 
   migrate(): Promise<MigrationReport> {
-    return migratePg(this.db, { migrationsFolder: this.migrationsFolder, where: this.url });
+    return migratePg(this.opened, { migrationsFolder: this.migrationsFolder, where: this.url });
   }
 
   migrationStatus(): Promise<MigrationStatus> {

@@ -1,7 +1,9 @@
 /**
  * PostgreSQL migrator: one transaction that first takes a transaction-scoped advisory lock, so concurrent
  * migrators queue up and each migration runs exactly once; DDL is transactional in Postgres, so a failed
- * run leaves nothing behind. Works the same on a postgres.js pool and on PGlite.
+ * run leaves nothing behind. The transaction is the write path's (OpenedPg.transaction: a reserved connection
+ * with explicit BEGIN/COMMIT on a server, not postgres.js' begin(), which crashes the process when the
+ * connection is lost inside it). Works the same on a postgres.js pool and on PGlite.
  */
 import { sql } from 'drizzle-orm';
 import {
@@ -14,9 +16,8 @@ import {
   readMigrations,
   statementFailed,
 } from '../migrations.js';
-import { type PgDb, rowsOf } from './open.js';
-
-type Executor = Pick<PgDb, 'execute'>;
+import { DatabaseError } from '../../errors.js';
+import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
 
 export interface PgMigrateOptions {
   migrationsFolder: string;
@@ -29,7 +30,7 @@ export interface PgMigrateOptions {
  * session's just-committed CREATE (found by the concurrent-migration test: a migrator that waited on the
  * advisory lock still saw "no migrations table" while the tables were there).
  */
-async function tableExists(db: Executor, schema: string, table: string): Promise<boolean> {
+async function tableExists(db: PgExecutor, schema: string, table: string): Promise<boolean> {
   const [row] = rowsOf<{ exists: boolean }>(
     await db.execute(sql`SELECT EXISTS (
       SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -38,21 +39,28 @@ async function tableExists(db: Executor, schema: string, table: string): Promise
   return row?.exists === true;
 }
 
-async function recordedHashes(db: Executor): Promise<string[]> {
+async function recordedHashes(db: PgExecutor): Promise<string[]> {
   if (!(await tableExists(db, 'drizzle', '__drizzle_migrations'))) return [];
   return rowsOf<{ hash: string }>(await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`)).map(
     (r) => r.hash,
   );
 }
 
-export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<MigrationReport> {
+export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
+  // A lost connection or a failed lock is a DatabaseError; a failed migration statement a MigrationError.
+  return runMigrations(conn, options).catch((error: unknown) => {
+    throw DatabaseError.from(error);
+  });
+}
+
+async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
   // Fast path without the lock: an up-to-date database (the common open) needs nothing.
-  const current = planMigrations(local, await recordedHashes(db));
+  const current = planMigrations(local, await recordedHashes(conn.db));
   if (current.pending.length === 0 && current.unknownHashes.length === 0) {
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
-  return db.transaction(async (tx) => {
+  return conn.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
     const recorded = await recordedHashes(tx);
     if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where);
@@ -78,7 +86,7 @@ export async function migratePg(db: PgDb, options: PgMigrateOptions): Promise<Mi
   });
 }
 
-export async function pgMigrationStatus(db: PgDb, migrationsFolder: string): Promise<MigrationStatus> {
+export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string): Promise<MigrationStatus> {
   const plan = planMigrations(readMigrations(migrationsFolder), await recordedHashes(db));
   return {
     applied: plan.applied.map((m) => m.tag),

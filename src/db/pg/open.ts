@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { ConnectionError, StoreClosedError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
+import { type DataDirLock, lockDataDir } from './pglite-lock.js';
 
 export type PgSchema = typeof pgSchema;
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
@@ -34,7 +35,37 @@ export interface OpenedPg {
 /** Errors after which the connection is gone: nothing more may be written on it. */
 const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03',
   'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
-const connectionLost = (error: unknown) => CONNECTION_LOST.has(String((error as { code?: unknown } | null)?.code ?? ''));
+/** Whether `error`, or an error it wraps (a MigrationError around the driver's), says the connection is gone. */
+function connectionLost(error: unknown): boolean {
+  for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (CONNECTION_LOST.has(String((e as { code?: unknown }).code ?? ''))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Session parameters the code depends on, set on every connection so that a database, role or server default
+ * (ALTER DATABASE … SET, postgresql.conf) cannot change what is written or read. On a server they travel in
+ * the startup message, which outranks those defaults; PGlite gets them from set_config right after it starts.
+ */
+export const SESSION_SETTINGS = {
+  // timestamptz text is parsed by codecs/time.ts: ISO form, offsets in whole minutes.
+  DateStyle: 'ISO, MDY',
+  TimeZone: 'UTC',
+  IntervalStyle: 'postgres',
+  // float8 text exact to the last bit (costs): any value above 0 on Postgres 12+, and 3 before.
+  extra_float_digits: '3',
+  // LIKE … ESCAPE '\' and the regexes in the migrations are written for standard strings.
+  standard_conforming_strings: 'on',
+  client_encoding: 'UTF8',
+  bytea_output: 'hex',
+  // The migrator looks at the tables after waiting on its lock, and concurrent writes update the same
+  // session counters: both need each statement to see what committed before it (no serialization errors).
+  default_transaction_isolation: 'read committed',
+  // A non-zero limit makes GIN index scans (word and trigram search) return a random subset of the matches.
+  gin_fuzzy_search_limit: '0',
+} as const;
 
 const compiler = new DrizzlePgCompiler();
 const PREPARE_MAX_CHARS = 4096;
@@ -51,7 +82,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       max: options.poolSize,
       connect_timeout: options.connectTimeoutSeconds,
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
-      connection: { application_name: 'hermes-sessiondb', TimeZone: 'UTC' },
+      connection: { application_name: 'hermes-sessiondb', ...SESSION_SETTINGS },
     });
   let client: ReturnType<typeof connect>;
   try {
@@ -199,11 +230,14 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
 
 export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
   const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
+  const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
   let client: PGlite;
   try {
     client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
     await client.waitReady;
+    await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(SESSION_SETTINGS)]);
   } catch (error) {
+    lock?.release();
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
   const db = drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb;
@@ -212,8 +246,23 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
     execute: (query) => db.execute(query),
     // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
     transaction: (body) => db.transaction((tx) => body(tx)),
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
+}
+
+/** The data directory's lock (see pglite-lock.ts), or a ConnectionError naming who holds it. */
+function lockPgliteDataDir(where: string, dataDir: string): DataDirLock {
+  try {
+    return lockDataDir(dataDir);
+  } catch (error) {
+    throw new ConnectionError(where, error instanceof Error ? error.message : String(error), { cause: error });
+  }
 }
 
 function describePgError(error: unknown): string {
