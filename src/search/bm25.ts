@@ -34,11 +34,14 @@ export interface CorpusStats {
 
 /** The per-query part of bm25(): each phrase's IDF and the average document length. */
 export function bm25Weights(stats: CorpusStats): { idf: number[]; avgdl: number } {
+  // Postgres reads the corpus totals beside the matches, on another connection: a commit landing between the
+  // two can leave the totals behind the matches (0 rows while there are hits). Never divide by zero for it.
+  const rows = Math.max(stats.rows, ...stats.hits, 1);
   const idf = stats.hits.map((nHit) => {
-    const value = Math.log((stats.rows - nHit + 0.5) / (nHit + 0.5));
+    const value = Math.log((rows - nHit + 0.5) / (nHit + 0.5));
     return value <= 0 ? 1e-6 : value;
   });
-  return { idf, avgdl: stats.tokens / stats.rows };
+  return { idf, avgdl: stats.tokens > 0 ? stats.tokens / rows : 1 };
 }
 
 /** bm25() of one row, in FTS5's order of operations. */
