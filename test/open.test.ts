@@ -63,6 +63,16 @@ describe('openStore', () => {
     expect((error as ConnectionError).url).toBe('postgres://alice:***@127.0.0.1:1/app');
   });
 
+  it('gives up on a multi-host URL whose every host refuses (postgres.js alone retries forever)', async () => {
+    const started = Date.now();
+    const error = await openStore('postgres://alice:s3cr3t@127.0.0.1:1,127.0.0.1:2/app', { connectTimeoutSeconds: 1 }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).not.toContain('s3cr3t');
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 20_000);
+
   it('refuses calls after close with StoreClosedError, and close twice is harmless', async () => {
     const store = await openStore(':memory:');
     await store.close();

@@ -92,7 +92,19 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
   }
   try {
-    await client`select 1`;
+    // postgres.js 3.4.9 retries forever when every host of a multi-host URL refuses (porsager/postgres#1174):
+    // give up after each host had its connect_timeout, and a second more.
+    const hosts = Math.max(1, (/^[^/]*\/\/[^/?#]*/.exec(url)?.[0].replace(/^.*@/, '').split(',').length ?? 1));
+    const deadlineMs = (options.connectTimeoutSeconds * hosts + 1) * 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no host answered within ${deadlineMs / 1000} s`)), deadlineMs);
+    });
+    try {
+      await Promise.race([client`select 1`, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   } catch (error) {
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
