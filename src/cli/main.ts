@@ -97,7 +97,7 @@ function sameStore(a: string, b: string): boolean {
 async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
   const hermes = isHermesFile(url);
   if (hermes) {
-    const file = HermesFileSource.open(hermes);
+    const file = await HermesFileSource.open(hermes);
     return { source: file, close: async () => file.close() };
   }
   const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite', allowAsciiOnlyCtype: true });

@@ -75,7 +75,30 @@ export interface UnknownTable {
   rows: number;
 }
 
-/** A Hermes state.db, read through a private snapshot copy; `close()` removes the snapshot. */
+/** Bytes copied per backup step: a few milliseconds of work between event-loop turns. */
+const SNAPSHOT_STEP_BYTES = 1 << 20;
+
+/**
+ * Copy `file` to `copy` as of one point in time, without writing to `file`. The backup runs inside one
+ * read transaction on the source connection, so every step reads the same snapshot: a writer in another
+ * process can neither tear the copy nor make SQLite restart it (a backup restarts when a step begins a new
+ * read and finds the file changed, which a steady writer could make happen forever). In WAL mode the
+ * writer is not held up; in rollback-journal mode its commits wait until the copy is taken.
+ */
+async function snapshot(file: string, copy: string): Promise<void> {
+  const source = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    source.exec('BEGIN');
+    source.prepare('SELECT COUNT(*) FROM sqlite_master').get(); // the read (and its snapshot) begins here
+    const pagesPerStep = Math.max(1, Math.floor(SNAPSHOT_STEP_BYTES / (source.pragma('page_size', { simple: true }) as number)));
+    await source.backup(copy, { progress: () => pagesPerStep });
+    source.exec('COMMIT');
+  } finally {
+    source.close();
+  }
+}
+
+/** A Hermes state.db, read through a private snapshot (SQLite's online backup); `close()` removes it. */
 export class HermesFileSource implements RowSource {
   readonly label: string;
   readonly schemaVersion: number | null;
@@ -97,11 +120,17 @@ export class HermesFileSource implements RowSource {
   private readonly promptsByHash: boolean;
   private readonly orphans: RawRow[];
 
-  static open(file: string): HermesFileSource {
+  /**
+   * Snapshot `file` (opened read-only; Hermes may be writing it) with SQLite's online backup API and open
+   * the snapshot. Resolves once the copy is taken; the event loop turns between backup steps.
+   */
+  static async open(file: string): Promise<HermesFileSource> {
     if (!fs.existsSync(file)) throw new ImportError(file, 'no such file');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-'));
     try {
-      return new HermesFileSource(file, dir);
+      const copy = path.join(dir, 'state.db');
+      await snapshot(file, copy);
+      return new HermesFileSource(file, dir, copy);
     } catch (error) {
       fs.rmSync(dir, { recursive: true, force: true });
       if (error instanceof ImportError) throw error;
@@ -109,13 +138,9 @@ export class HermesFileSource implements RowSource {
     }
   }
 
-  private constructor(file: string, dir: string) {
+  private constructor(file: string, dir: string, copy: string) {
     this.label = file;
     this.dir = dir;
-    // The original is only read: it is copied (with its -wal and -shm) and the copy is opened.
-    const copy = path.join(dir, 'state.db');
-    fs.copyFileSync(file, copy);
-    for (const suffix of ['-wal', '-shm']) if (fs.existsSync(file + suffix)) fs.copyFileSync(file + suffix, copy + suffix);
     const db = new Database(copy, { fileMustExist: true });
     this.db = db;
     try {
