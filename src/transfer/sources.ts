@@ -4,8 +4,10 @@
  * structured content as "\x00json:" + JSON), so import, copy and verify share one pipeline.
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { SessionDbError } from '../errors.js';
 import type { RawRow } from '../repos/import.js';
@@ -98,6 +100,28 @@ async function snapshot(file: string, copy: string): Promise<void> {
   }
 }
 
+/** Runs in a worker thread: quick_check's findings for a file, read-only. */
+const QUICK_CHECK_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+try {
+  parentPort.postMessage(db.pragma('quick_check(100)').map((row) => Object.values(row)[0]));
+} finally {
+  db.close();
+}`;
+
+/** quick_check of `file` in a worker thread: it reads every page (seconds for a large file), so not on the event loop. */
+function quickCheck(file: string): Promise<string[]> {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(QUICK_CHECK_WORKER, { eval: true, workerData: { file, driver } });
+    worker.once('message', (findings: string[]) => resolve(findings));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`quick_check stopped (worker exit code ${code})`)));
+  });
+}
+
 /** A Hermes state.db, read through a private snapshot (SQLite's online backup); `close()` removes it. */
 export class HermesFileSource implements RowSource {
   readonly label: string;
@@ -130,7 +154,7 @@ export class HermesFileSource implements RowSource {
     try {
       const copy = path.join(dir, 'state.db');
       await snapshot(file, copy);
-      return new HermesFileSource(file, dir, copy);
+      return new HermesFileSource(file, dir, copy, await quickCheck(copy));
     } catch (error) {
       fs.rmSync(dir, { recursive: true, force: true });
       if (error instanceof ImportError) throw error;
@@ -138,13 +162,13 @@ export class HermesFileSource implements RowSource {
     }
   }
 
-  private constructor(file: string, dir: string, copy: string) {
+  private constructor(file: string, dir: string, copy: string, quickCheckFindings: string[]) {
     this.label = file;
     this.dir = dir;
     const db = new Database(copy, { fileMustExist: true });
     this.db = db;
     try {
-      const problems = (db.pragma('quick_check(100)') as Array<Record<string, string>>).map((r) => Object.values(r)[0]!).filter((m) => m !== 'ok');
+      const problems = quickCheckFindings.filter((m) => m !== 'ok');
       // The FTS indexes are derived data that the target rebuilds; damage confined to them does not block
       // an import (some SQLite versions call Hermes' trigram index malformed because of "\x00json:").
       this.ftsDamageIgnored = problems.filter((m) => /\bFTS5 table\b|messages_fts/.test(m));
