@@ -21,6 +21,21 @@ function importPeakRss(source: string, target: string): { messages: number; peak
   return JSON.parse(out.trim().split('\n').pop()!) as { messages: number; peakRssMiB: number };
 }
 
+export interface ExportFigures {
+  messages: number;
+  seconds: number;
+  peakRssMiB: number;
+  stallMs: number;
+}
+
+/** A separate process exporting an SQLite store to JSON lines with the CLI (export-rss.ts): its peak RSS, longest stall, time. */
+function exportFigures(store: string, out: string, messages: number): ExportFigures {
+  const raw = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./export-rss.ts', import.meta.url)), `sqlite:${store}`, out], { encoding: 'utf8' });
+  const figures = JSON.parse(raw.trim().split('\n').pop()!) as ExportFigures & { code: number; note: string };
+  if (figures.code !== 0) throw new Error(`export failed: ${figures.note}`);
+  return { messages, seconds: figures.seconds, peakRssMiB: figures.peakRssMiB, stallMs: figures.stallMs };
+}
+
 export interface ImportRow {
   target: string;
   messages: number;
@@ -49,10 +64,11 @@ export function buildHermesFile(file: string, total: number): void {
   db.close();
 }
 
-export async function benchImport(total: number, adminUrl: string): Promise<{ rows: ImportRow[]; notes: string[] }> {
+export async function benchImport(total: number, adminUrl: string): Promise<{ rows: ImportRow[]; notes: string[]; exported?: ExportFigures }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-bench-'));
   const rows: ImportRow[] = [];
   const notes: string[] = [];
+  let exported: ExportFigures | undefined;
   const row = (target: string, messages: number, seconds: number) => rows.push({ target, messages, seconds, rate: messages / seconds });
   try {
     const source = path.join(dir, 'state.db');
@@ -70,13 +86,15 @@ export async function benchImport(total: number, adminUrl: string): Promise<{ ro
     } finally {
       await sqlite.close();
     }
+    exported = exportFigures(path.join(dir, 'target.db'), path.join(dir, 'export.jsonl'), rss.messages);
+    fs.rmSync(path.join(dir, 'export.jsonl'), { force: true });
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
     try {
       await admin`select 1`;
     } catch {
       notes.push('Postgres import and copy skipped: server unreachable');
       await admin.end();
-      return { rows, notes };
+      return { rows, notes, exported };
     }
     const names = [`hsdb_import_bench_${Date.now()}`, `hsdb_copy_bench_${Date.now()}`];
     const urlOf = (name: string) => {
@@ -111,5 +129,5 @@ export async function benchImport(total: number, adminUrl: string): Promise<{ ro
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  return { rows, notes };
+  return { rows, notes, exported };
 }

@@ -18,6 +18,11 @@ const imported = await benchImport(Number(process.env.BENCH_MESSAGES ?? 200_000)
 for (const n of imported.notes) console.log(n);
 console.log(`\n| transfer                    | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`);
 for (const r of imported.rows) console.log(`| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`);
+if (imported.exported) {
+  const e = imported.exported;
+  console.log(`\n| export (CLI, SQLite → JSON lines, own process) | messages | seconds | peak RSS MiB | longest stall ms |\n|-----------------------------------------------|----------|---------|--------------|------------------|`);
+  console.log(`| ${'streamed a page at a time'.padEnd(45)} | ${String(e.messages).padStart(8)} | ${e.seconds.toFixed(1).padStart(7)} | ${e.peakRssMiB.toFixed(0).padStart(12)} | ${e.stallMs.toFixed(1).padStart(16)} |`);
+}
 
 const appended = await benchAppend(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
 for (const n of appended.notes) console.log(n);

@@ -53,7 +53,7 @@ export { HandoffRepo } from './repos/handoffs.js';
 export { TelegramTopicRepo } from './repos/telegram-topics.js';
 export { MetaRepo } from './repos/meta.js';
 export { ExportRepo, MaintenanceRepo, type StoreStats, type UsageGroup } from './repos/maintenance.js';
-export { hermesExport, hermesSession, hermesMessage } from './codecs/hermes-export.js';
+export { hermesExport, hermesSession, hermesMessage, writeHermesExport, type HermesExportOptions, type HermesExportCounts } from './codecs/hermes-export.js';
 export type { Backend, DriverName } from './db/backend.js';
 export { SqliteBackend, type SqliteDb, type SqliteSchema } from './db/sqlite/backend.js';
 export { PgBackend } from './db/pg/backend.js';

@@ -239,6 +239,7 @@ export const listSessionsRichOptions = z
   .strict();
 
 export const sourceFilterOptions = z.object({ source: optionalText }).strict();
+export const exportStreamOptions = z.object({ sessionId: lookupId.optional(), source: optionalText }).strict();
 export const sessionFilterOptions = z.object({ sessionId: optionalText }).strict();
 
 /** Telegram ids arrive as numbers from the Bot API; Hermes stores them as strings. */

@@ -284,6 +284,30 @@ describe('import errors', () => {
   });
 });
 
+describe('import from a file Hermes holds open', () => {
+  it('reads what is committed only in the -wal, and writes neither the file nor its -wal', async () => {
+    const file = hermesFile('open-wal.db', (d) => d);
+    const hermes = new Database(file);
+    try {
+      hermes.pragma('journal_mode = WAL');
+      hermes.pragma('wal_autocheckpoint = 0');
+      hermes.exec("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('c', 'assistant', 'only in the wal', 202.5)");
+      const before = [sha256(file), sha256(`${file}-wal`)];
+      const store = await sqliteMemoryHarness().open();
+      try {
+        const report = await importHermesStateDb(file, store, { verify: true });
+        expect(report).toMatchObject({ sessions: 2, messages: 2, verification: { ok: true } });
+        expect((await store.getMessages('c')).map((m) => m.content)).toEqual(['hello import', 'only in the wal']);
+      } finally {
+        await store.close();
+      }
+      expect([sha256(file), sha256(`${file}-wal`)]).toEqual(before);
+    } finally {
+      hermes.close();
+    }
+  });
+});
+
 describe.skipIf(fixture.missing !== undefined)(`verify after import${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, () => {
   const pg = pgliteHarness();
   afterAll(() => pg.cleanup());

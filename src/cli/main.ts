@@ -5,9 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { hermesExport } from '../codecs/hermes-export.js';
+import { writeHermesExport } from '../codecs/hermes-export.js';
 import Database from 'better-sqlite3';
 import { parseStoreUrl, redactUrl } from '../db/url.js';
 import { copyStore } from '../transfer/copy.js';
@@ -27,10 +28,13 @@ export interface CliIo {
   err(text: string): void;
   /** Standard error is a terminal: progress is drawn as a bar rather than printed as lines. */
   errIsTTY?: boolean;
+  /** Like out, resolving once more may follow (large output waits for the reader); out when absent. */
+  write?(text: string): Promise<void>;
 }
 
 const processIo: CliIo = {
   out: (t) => process.stdout.write(t),
+  write: (t) => new Promise((resolve, reject) => process.stdout.write(t, (error) => (error ? reject(error) : resolve()))),
   err: (t) => process.stderr.write(t),
   errIsTTY: process.stderr.isTTY === true,
 };
@@ -96,11 +100,44 @@ function sameStore(a: string, b: string): boolean {
   return x !== null && x === identity(b);
 }
 
+/**
+ * Stream into `file` through a temporary sibling renamed over it at the end, so a failed export leaves
+ * an earlier file as it was; a target that is not a regular file (a pipe, /dev/stdout) is written directly.
+ * New files are mode 0600; a replaced file keeps its mode.
+ */
+async function writeFileStreamed<T>(file: string, body: (write: (chunk: string) => Promise<void>) => Promise<T>): Promise<T> {
+  const existing = fs.statSync(file, { throwIfNoEntry: false });
+  const direct = existing !== undefined && !existing.isFile();
+  const target = direct ? file : path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
+  let fd: number;
+  try {
+    fd = fs.openSync(target, 'w', 0o600);
+  } catch (error) {
+    throw new Error(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const stream = fs.createWriteStream(target, { fd });
+  stream.on('error', () => {}); // reported through the write callbacks and `finished`
+  try {
+    const result = await body((chunk) => new Promise((resolve, reject) => stream.write(chunk, (error) => (error ? reject(error) : resolve()))));
+    stream.end();
+    await finished(stream);
+    if (!direct) {
+      if (existing) fs.chmodSync(target, existing.mode & 0o777);
+      fs.renameSync(target, file);
+    }
+    return result;
+  } catch (error) {
+    stream.destroy();
+    if (!direct) fs.rmSync(target, { force: true });
+    throw error;
+  }
+}
+
 /** The `--from` side of verify: a Hermes file (through a snapshot) or a store (only read). */
 async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
   const hermes = isHermesFile(url);
   if (hermes) {
-    const file = HermesFileSource.open(hermes);
+    const file = await HermesFileSource.open(hermes);
     return { source: file, close: async () => file.close() };
   }
   const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite', allowAsciiOnlyCtype: true });
@@ -319,14 +356,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb export > sessions.jsonl\n  hermes-sessiondb export --session 20261031_191200_f8952e')
     .action(async (o: { db: string; session?: string; source?: string; out?: string }) => {
       await withStore(o.db, async (store) => {
-        const sessions = o.session
-          ? [await store.exportSession(o.session)].filter((s) => s !== null)
-          : await store.exportAll({ source: o.source ?? null });
-        if (o.session && sessions.length === 0) throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
-        const lines = sessions.map((s) => `${JSON.stringify(hermesExport(s))}\n`);
-        if (o.out) fs.writeFileSync(o.out, lines.join(''), { mode: 0o600 });
-        else for (const line of lines) io.out(line);
-        io.err(`exported ${sessions.length} session${sessions.length === 1 ? '' : 's'}\n`);
+        if (o.session && (await store.getSession(o.session)) === null) throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
+        // Streamed a page at a time: an export of any size never has to fit in memory or in one string.
+        const options = o.session ? { sessionId: o.session } : { source: o.source ?? null };
+        const { sessions } = o.out
+          ? await writeFileStreamed(o.out, (write) => writeHermesExport(store, write, options))
+          : await writeHermesExport(store, io.write ?? io.out, options);
+        io.err(`exported ${sessions} session${sessions === 1 ? '' : 's'}\n`);
       });
     });
 

@@ -2,12 +2,12 @@
 import { pythonFloatRepr } from '../codecs/python-json.js';
 import { first, rows } from '../db/ops.js';
 import { sql } from 'drizzle-orm';
-import { byActivity } from '../sql/listing.js';
-import type { AutoMaintenanceResult, SessionExport, SessionExportWithActivity } from '../types.js';
+import { byActivity, idsByActivity } from '../sql/listing.js';
+import type { AutoMaintenanceResult, MessageRow, SessionExport, SessionExportWithActivity, SessionRow } from '../types.js';
 import type { RepoContext } from './context.js';
 import type { MessageRepo } from './messages.js';
 import type { MetaRepo } from './meta.js';
-import { decodeSession } from './rows.js';
+import { decodeMessage, decodeSession } from './rows.js';
 import type { SessionRepo } from './sessions.js';
 
 export const AUTO_PRUNE_KEY = 'last_auto_prune';
@@ -44,6 +44,42 @@ export class ExportRepo {
       }
       return out;
     });
+  }
+
+  // A streamed export (an exportAll too large to hold) reads through these, a page at a time.
+
+  /** The ids of exportAll's sessions, in its order (most recently active first, at most EXPORT_ALL_LIMIT). */
+  sessionIdsByActivity(source: string | null | undefined): Promise<string[]> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return (yield* rows<{ id: unknown }>(idsByActivity(d, source, EXPORT_ALL_LIMIT))).map((r) => String(r.id));
+    });
+  }
+
+  /** A session's columns and its first `limit` messages (id order), read together; null when it is gone. */
+  sessionHead(sessionId: string, limit: number): Promise<{ session: SessionRow; messages: MessageRow[] } | null> {
+    const { d } = this.ctx;
+    const page = this.messagePageOp(sessionId, 0, limit);
+    return d.read(function* () {
+      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(sessionId)}`);
+      return row ? { session: decodeSession(row, d.decode), messages: yield* page() } : null;
+    });
+  }
+
+  /** Up to `limit` of a session's messages with ids above `afterId`, in id order. */
+  sessionMessagePage(sessionId: string, afterId: number, limit: number): Promise<MessageRow[]> {
+    return this.ctx.d.read(this.messagePageOp(sessionId, afterId, limit));
+  }
+
+  private messagePageOp(sessionId: string, afterId: number, limit: number) {
+    const { d } = this.ctx;
+    return function* () {
+      const found = yield* rows(sql`
+        SELECT ${d.messageColumns('m')} FROM messages m
+        WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(afterId)}
+        ORDER BY m.id LIMIT ${d.int(limit)}`);
+      return found.map((r) => decodeMessage(r, d.decode));
+    };
   }
 }
 

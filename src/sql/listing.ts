@@ -62,8 +62,17 @@ export function byChainActivity(d: Dialect, where: SQL, limit: number, offset: n
  * uses). Ties: started_at, then id, both descending.
  */
 export function byActivity(d: Dialect, source: string | null | undefined, limit: number, offset: number): SQL {
+  return activityOrder(d, sql`s.*`, source, limit, offset);
+}
+
+/** byActivity's ids, in its order (a streamed export reads the rows themselves a page at a time). */
+export function idsByActivity(d: Dialect, source: string | null | undefined, limit: number): SQL {
+  return activityOrder(d, sql`s.id`, source, limit, 0);
+}
+
+function activityOrder(d: Dialect, columns: SQL, source: string | null | undefined, limit: number, offset: number): SQL {
   return sql`
-    SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active
+    SELECT ${columns}, COALESCE(m.last_active, s.started_at) AS last_active
     FROM sessions s
     LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m ON m.session_id = s.id
     ${source ? sql`WHERE s.source = ${d.text(source)}` : sql``}

@@ -1,8 +1,8 @@
 /**
  * Importing a Hermes state.db (any schema version with sessions and messages) into a store.
  *
- * The source is never written: it is copied (with its -wal and -shm) to a private snapshot, which is
- * what gets read. Columns are mapped by name from PRAGMA table_info; columns and tables this library does
+ * The source is never written: it is opened read-only and copied, as of one point in time, to a private
+ * snapshot with SQLite's online backup API (Hermes may be writing it meanwhile); the snapshot is read. Columns are mapped by name from PRAGMA table_info; columns and tables this library does
  * not know (later Hermes versions add many) are reported with how much data they hold, never dropped
  * silently. Ids, timestamps and counters are kept. Every insert is ON CONFLICT DO NOTHING, so an
  * interrupted import can simply be run again.
@@ -44,7 +44,7 @@ export interface ImportOptions extends TransferOptions {
 
 export async function importHermesStateDb(file: string, store: SessionStore, options: ImportOptions = {}): Promise<ImportReport> {
   const started = performance.now();
-  const source = HermesFileSource.open(file);
+  const source = await HermesFileSource.open(file);
   try {
     const counts = await transferRows(source, store, options).catch((error: unknown) => {
       throw error instanceof TransferRefusedError ? new ImportError(file, error.reason, { cause: error }) : error;

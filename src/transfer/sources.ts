@@ -4,8 +4,10 @@
  * structured content as "\x00json:" + JSON), so import, copy and verify share one pipeline.
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { SessionDbError } from '../errors.js';
 import type { RawRow } from '../repos/import.js';
@@ -75,7 +77,52 @@ export interface UnknownTable {
   rows: number;
 }
 
-/** A Hermes state.db, read through a private snapshot copy; `close()` removes the snapshot. */
+/** Bytes copied per backup step: a few milliseconds of work between event-loop turns. */
+const SNAPSHOT_STEP_BYTES = 1 << 20;
+
+/**
+ * Copy `file` to `copy` as of one point in time, without writing to `file`. The backup runs inside one
+ * read transaction on the source connection, so every step reads the same snapshot: a writer in another
+ * process can neither tear the copy nor make SQLite restart it (a backup restarts when a step begins a new
+ * read and finds the file changed, which a steady writer could make happen forever). In WAL mode the
+ * writer is not held up; in rollback-journal mode its commits wait until the copy is taken.
+ */
+async function snapshot(file: string, copy: string): Promise<void> {
+  const source = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    source.exec('BEGIN');
+    source.prepare('SELECT COUNT(*) FROM sqlite_master').get(); // the read (and its snapshot) begins here
+    const pagesPerStep = Math.max(1, Math.floor(SNAPSHOT_STEP_BYTES / (source.pragma('page_size', { simple: true }) as number)));
+    await source.backup(copy, { progress: () => pagesPerStep });
+    source.exec('COMMIT');
+  } finally {
+    source.close();
+  }
+}
+
+/** Runs in a worker thread: quick_check's findings for a file, read-only. */
+const QUICK_CHECK_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
+try {
+  parentPort.postMessage(db.pragma('quick_check(100)').map((row) => Object.values(row)[0]));
+} finally {
+  db.close();
+}`;
+
+/** quick_check of `file` in a worker thread: it reads every page (seconds for a large file), so not on the event loop. */
+function quickCheck(file: string): Promise<string[]> {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(QUICK_CHECK_WORKER, { eval: true, workerData: { file, driver } });
+    worker.once('message', (findings: string[]) => resolve(findings));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`quick_check stopped (worker exit code ${code})`)));
+  });
+}
+
+/** A Hermes state.db, read through a private snapshot (SQLite's online backup); `close()` removes it. */
 export class HermesFileSource implements RowSource {
   readonly label: string;
   readonly schemaVersion: number | null;
@@ -97,11 +144,17 @@ export class HermesFileSource implements RowSource {
   private readonly promptsByHash: boolean;
   private readonly orphans: RawRow[];
 
-  static open(file: string): HermesFileSource {
+  /**
+   * Snapshot `file` (opened read-only; Hermes may be writing it) with SQLite's online backup API and open
+   * the snapshot. Resolves once the copy is taken; the event loop turns between backup steps.
+   */
+  static async open(file: string): Promise<HermesFileSource> {
     if (!fs.existsSync(file)) throw new ImportError(file, 'no such file');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-'));
     try {
-      return new HermesFileSource(file, dir);
+      const copy = path.join(dir, 'state.db');
+      await snapshot(file, copy);
+      return new HermesFileSource(file, dir, copy, await quickCheck(copy));
     } catch (error) {
       fs.rmSync(dir, { recursive: true, force: true });
       if (error instanceof ImportError) throw error;
@@ -109,17 +162,13 @@ export class HermesFileSource implements RowSource {
     }
   }
 
-  private constructor(file: string, dir: string) {
+  private constructor(file: string, dir: string, copy: string, quickCheckFindings: string[]) {
     this.label = file;
     this.dir = dir;
-    // The original is only read: it is copied (with its -wal and -shm) and the copy is opened.
-    const copy = path.join(dir, 'state.db');
-    fs.copyFileSync(file, copy);
-    for (const suffix of ['-wal', '-shm']) if (fs.existsSync(file + suffix)) fs.copyFileSync(file + suffix, copy + suffix);
     const db = new Database(copy, { fileMustExist: true });
     this.db = db;
     try {
-      const problems = (db.pragma('quick_check(100)') as Array<Record<string, string>>).map((r) => Object.values(r)[0]!).filter((m) => m !== 'ok');
+      const problems = quickCheckFindings.filter((m) => m !== 'ok');
       // The FTS indexes are derived data that the target rebuilds; damage confined to them does not block
       // an import (some SQLite versions call Hermes' trigram index malformed because of "\x00json:").
       this.ftsDamageIgnored = problems.filter((m) => /\bFTS5 table\b|messages_fts/.test(m));
