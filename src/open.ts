@@ -7,7 +7,7 @@ import { PgDialect } from './db/pg/dialect.js';
 import { openPglite, openPostgres } from './db/pg/open.js';
 import { SqliteBackend } from './db/sqlite/backend.js';
 import { SqliteDialect } from './db/sqlite/dialect.js';
-import { openSqlite } from './db/sqlite/open.js';
+import { applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
 import { SessionStore } from './store.js';
@@ -116,7 +116,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     if (opts.migrate && !opts.readonly) await store.migrate();
     // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
     await backend.activate();
-    if (backend instanceof SqliteBackend) backend.client.pragma(`busy_timeout = ${opts.busyTimeoutMs}`);
+    if (backend instanceof SqliteBackend) applyBusyTimeout(backend.client, opts.busyTimeoutMs);
   } catch (error) {
     await store.close().catch(() => {});
     throw error;

@@ -1,7 +1,8 @@
 /**
  * The event loop is never blocked for long: better-sqlite3 is synchronous, so one long statement stops
  * every chat a process serves. While another connection holds the write lock for 3 s, while 10,000 sessions
- * are pruned, a 20,000-message session is deleted, the file is vacuumed or a history is imported, the
+ * are pruned, a 20,000-message session is deleted, the file is vacuumed or a history is imported, copied
+ * and exported, the
  * longest stall of the loop (perf_hooks.monitorEventLoopDelay) stays under 100 ms, and the results are
  * the same as before: everything that should go is gone, nothing else is touched.
  *
@@ -15,7 +16,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeHermesHistoryStateDb } from '../../examples/hermes-state-db.js';
-import { type SessionStore, importHermesStateDb, openStore } from '../../src/index.js';
+import { type SessionStore, copyStore, importHermesStateDb, openStore, writeHermesExport } from '../../src/index.js';
 
 const STALL_LIMIT_MS = 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -117,19 +118,31 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     await store.close();
   });
 
-  it('imports a 30,000-message Hermes history with verification without a long stall', async () => {
+  it('imports a 30,000-message Hermes history with verification, copies it and exports it, without a long stall', async () => {
     const file = path.join(dir, 'hermes.db');
     writeHermesHistoryStateDb(file, { messages: 30_000 });
-    let store: SessionStore | undefined;
+    const stores: SessionStore[] = [];
     try {
-      store = await openStore(`sqlite:${path.join(dir, 'imported.db')}`);
-      const target = store;
-      const { value: report, stallMs } = await measured(() => importHermesStateDb(file, target, { verify: true }));
-      expect(report.messages).toBe(30_000);
-      expect(report.verification?.ok).toBe(true);
-      expect(stallMs).toBeLessThan(STALL_LIMIT_MS);
+      const store = await openStore(`sqlite:${path.join(dir, 'imported.db')}`);
+      stores.push(store);
+      const imported = await measured(() => importHermesStateDb(file, store, { verify: true }));
+      expect(imported.value.messages).toBe(30_000);
+      expect(imported.value.verification?.ok).toBe(true);
+      expect(imported.stallMs).toBeLessThan(STALL_LIMIT_MS);
+
+      const copy = await openStore(`sqlite:${path.join(dir, 'copied.db')}`);
+      stores.push(copy);
+      const copied = await measured(() => copyStore(store, copy, { verify: true }));
+      expect(copied.value.verification?.ok).toBe(true);
+      expect(copied.stallMs).toBeLessThan(STALL_LIMIT_MS);
+
+      let lines = 0;
+      const exported = await measured(() => writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)));
+      expect(exported.value.messages).toBe(30_000);
+      expect(lines).toBe(exported.value.sessions);
+      expect(exported.stallMs).toBeLessThan(STALL_LIMIT_MS);
     } finally {
-      await store?.close();
+      for (const s of stores) await s.close();
     }
   });
 });

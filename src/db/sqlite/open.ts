@@ -53,7 +53,7 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
   }
 
   try {
-    client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs))}`);
+    applyBusyTimeout(client, options.busyTimeoutMs);
     // Reading the header proves the file is a database before we change anything in it.
     client.pragma('schema_version', { simple: true });
     if (!options.readonly) client.pragma(`synchronous = ${options.synchronous}`);
@@ -64,6 +64,11 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
     if (error instanceof ConnectionError) throw error;
     throw new ConnectionError(where, describe(error), { cause: error });
   }
+}
+
+/** How long one statement waits for a lock inside SQLite (synchronously: it blocks the event loop). */
+export function applyBusyTimeout(client: Database.Database, ms: number): void {
+  client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(ms))}`);
 }
 
 function createPrivateFile(filePath: string, where: string): void {
