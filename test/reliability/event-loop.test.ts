@@ -24,7 +24,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-loop-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** Run `work` and return its result with the longest event-loop stall seen meanwhile (ms). */
-async function measured<T>(work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+async function measured<T>(label: string, work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
   const monitor = monitorEventLoopDelay({ resolution: 5 });
   monitor.enable();
   try {
@@ -32,7 +32,9 @@ async function measured<T>(work: () => Promise<T>): Promise<{ value: T; stallMs:
     const value = await work();
     // A stall at the very end is only recorded when the monitor's timer next fires.
     await sleep(20);
-    return { value, stallMs: monitor.max / 1e6 };
+    const stallMs = monitor.max / 1e6;
+    console.log(`[event-loop] ${label}: longest stall ${stallMs.toFixed(1)} ms`);
+    return { value, stallMs };
   } finally {
     monitor.disable();
   }
@@ -64,7 +66,7 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     const holder = new Database(url.slice('sqlite:'.length));
     holder.exec('BEGIN IMMEDIATE');
     setTimeout(() => holder.exec('COMMIT'), 3000);
-    const { value: ids, stallMs } = await measured(() => Promise.all(Array.from({ length: 20 }, (_, i) => store.appendMessage('live', 'user', `m${i}`))));
+    const { value: ids, stallMs } = await measured('20 appends behind a 3 s lock', () => Promise.all(Array.from({ length: 20 }, (_, i) => store.appendMessage('live', 'user', `m${i}`))));
     holder.close();
     expect(stallMs).toBeLessThan(STALL_LIMIT_MS);
     expect((await store.getMessages('live')).map((m) => m.content)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
@@ -85,7 +87,7 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
         appends++;
       }
     })();
-    const { value: pruned, stallMs } = await measured(async () => {
+    const { value: pruned, stallMs } = await measured('prune 10,000 sessions', async () => {
       try {
         return await store.pruneSessions({ olderThanDays: 90 });
       } finally {
@@ -107,12 +109,12 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     const store = await openStore(url);
     await store.createSession('keep', 'cli');
     await store.appendMessage('keep', 'user', 'kept');
-    const deleted = await measured(() => store.deleteSession('old-0'));
+    const deleted = await measured('delete a 20,000-message session', () => store.deleteSession('old-0'));
     expect(deleted.value).toBe(true);
     expect(deleted.stallMs).toBeLessThan(STALL_LIMIT_MS);
     expect(await store.messageCount()).toBe(1);
     expect(await store.searchMessages('deployment')).toEqual([]);
-    const vacuumed = await measured(() => store.vacuum());
+    const vacuumed = await measured('vacuum', () => store.vacuum());
     expect(vacuumed.stallMs).toBeLessThan(STALL_LIMIT_MS);
     expect((await store.getMessages('keep')).map((m) => m.content)).toEqual(['kept']);
     await store.close();
@@ -125,19 +127,19 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     try {
       const store = await openStore(`sqlite:${path.join(dir, 'imported.db')}`);
       stores.push(store);
-      const imported = await measured(() => importHermesStateDb(file, store, { verify: true }));
+      const imported = await measured('import 30,000 messages, verified', () => importHermesStateDb(file, store, { verify: true }));
       expect(imported.value.messages).toBe(30_000);
       expect(imported.value.verification?.ok).toBe(true);
       expect(imported.stallMs).toBeLessThan(STALL_LIMIT_MS);
 
       const copy = await openStore(`sqlite:${path.join(dir, 'copied.db')}`);
       stores.push(copy);
-      const copied = await measured(() => copyStore(store, copy, { verify: true }));
+      const copied = await measured('copy, verified', () => copyStore(store, copy, { verify: true }));
       expect(copied.value.verification?.ok).toBe(true);
       expect(copied.stallMs).toBeLessThan(STALL_LIMIT_MS);
 
       let lines = 0;
-      const exported = await measured(() => writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)));
+      const exported = await measured('export', () => writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)));
       expect(exported.value.messages).toBe(30_000);
       expect(lines).toBe(exported.value.sessions);
       expect(exported.stallMs).toBeLessThan(STALL_LIMIT_MS);
