@@ -5,6 +5,8 @@
  * dialect emits it; a query FTS5 would reject returns no rows instead of an error, on every backend.
  */
 import { type SQL, sql } from 'drizzle-orm';
+// Other callbacks run between two bounded pieces of a long search (better-sqlite3 is synchronous).
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { contentPreviewText } from '../codecs/content.js';
 import { pySlice, pyStrip } from '../codecs/python-text.js';
 import type { Dialect, MatchPath, SearchOrder } from '../db/dialect.js';
@@ -97,9 +99,6 @@ export const DEFAULT_RANK_WINDOW = 10_000;
 const SNIPPET_CHUNK = 8;
 /** Hits whose context is read per read. */
 const CONTEXT_CHUNK = 100;
-
-/** Let other callbacks run between two bounded pieces of a long search (better-sqlite3 is synchronous). */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];

@@ -4,6 +4,7 @@
  * page at a time, ids kept), the id sequence, meta and Telegram topic rows. Every insert is ON CONFLICT
  * DO NOTHING, so an interrupted transfer is finished by running it again.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SessionDbError } from '../errors.js';
 import type { RawRow } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
@@ -57,8 +58,6 @@ export class TransferRefusedError extends SessionDbError {
 }
 
 const MESSAGE_PAGE = 5000;
-/** SQLite sources answer without leaving the microtask queue: let timers and I/O run between pages. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const CHECK_CHUNK = 500;
 const sameTime = (a: number, b: number) => Math.abs(a - b) <= 1e-6;
 

@@ -6,6 +6,8 @@
  * Messages are streamed a page at a time on both sides; only per-session digests are held.
  */
 import crypto from 'node:crypto';
+// SQLite reads resolve without leaving the microtask queue: timers and I/O get their turn between pages.
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { decodeSqliteContent } from '../codecs/content.js';
 import { parseStoredJson } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
@@ -32,8 +34,6 @@ export interface VerifyOptions {
 const MAX_PROBLEMS = 20;
 /** Messages per page: one page is read and hashed in one synchronous stretch (~30 ms on SQLite). */
 const PAGE = 2000;
-/** SQLite reads resolve without leaving the microtask queue: give timers and I/O their turn between pages. */
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 const SPOT_CHECKS = 5;
 
 /** JSON with object keys sorted: Postgres' jsonb reorders keys, so digests must not depend on key order. */
