@@ -4,11 +4,10 @@
  * structured content as "\x00json:" + JSON), so import, copy and verify share one pipeline.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { SqliteWorker } from '../db/sqlite/worker.js';
 import { SessionDbError } from '../errors.js';
 import type { RawRow } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
@@ -63,6 +62,7 @@ const KNOWN: Record<string, string[]> = {
 };
 
 /** Tables of Hermes' own machinery that hold nothing to carry over (FTS shadow tables are matched by prefix). */
+const FTS_SHADOW = /^messages_fts/;
 const INTERNAL_TABLES = new Set(['schema_version', 'sqlite_sequence', 'sqlite_stat1', 'sqlite_stat4', 'system_prompts']);
 
 export interface UnknownColumn {
@@ -88,38 +88,67 @@ const SNAPSHOT_STEP_BYTES = 1 << 20;
  * writer is not held up; in rollback-journal mode its commits wait until the copy is taken.
  */
 async function snapshot(file: string, copy: string): Promise<void> {
-  const source = new Database(file, { readonly: true, fileMustExist: true });
+  // In a worker thread: better-sqlite3 runs backup steps (and the copy's final fsync) on its own thread's loop.
+  const source = new SqliteWorker({ file, readonly: true, busyTimeoutMs: 1000, synchronous: 'OFF' });
   try {
-    source.exec('BEGIN');
-    source.prepare('SELECT COUNT(*) FROM sqlite_master').get(); // the read (and its snapshot) begins here
-    const pagesPerStep = Math.max(1, Math.floor(SNAPSHOT_STEP_BYTES / (source.pragma('page_size', { simple: true }) as number)));
-    await source.backup(copy, { progress: () => pagesPerStep });
-    source.exec('COMMIT');
+    const [page] = (await source.statement('PRAGMA page_size', [], true)) as Array<{ page_size: number }>;
+    await source.snapshot(copy, Math.max(1, Math.floor(SNAPSHOT_STEP_BYTES / (page?.page_size ?? 4096))));
   } finally {
-    source.close();
+    await source.close();
   }
 }
 
-/** Runs in a worker thread: quick_check's findings for a file, read-only. */
-const QUICK_CHECK_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { readonly: true, fileMustExist: true });
-try {
-  parentPort.postMessage(db.pragma('quick_check(100)').map((row) => Object.values(row)[0]));
-} finally {
-  db.close();
-}`;
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-/** quick_check of `file` in a worker thread: it reads every page (seconds for a large file), so not on the event loop. */
-function quickCheck(file: string): Promise<string[]> {
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(QUICK_CHECK_WORKER, { eval: true, workerData: { file, driver } });
-    worker.once('message', (findings: string[]) => resolve(findings));
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`quick_check stopped (worker exit code ${code})`)));
-  });
+/** What opening a snapshot learns from reads of the whole file, each a scan of every page or row. */
+interface SnapshotProbe {
+  quickCheck: string[];
+  tables: Set<string>;
+  columns: Map<string, string[]>;
+  /** Rows holding a value, per `table.column` not in KNOWN. */
+  unknownColumnRows: Map<string, number>;
+  /** Rows per table not in KNOWN (and not internal). */
+  unknownTableRows: Map<string, number>;
+  orphans: RawRow[];
+}
+
+/**
+ * The whole-file reads of a snapshot, in a worker thread on its own connection: quick_check reads every page
+ * (seconds for a large file), the orphan and unknown-column queries scan the messages (~300 ms cold at 200,000
+ * messages). On the event loop they were single synchronous stretches.
+ */
+async function probeSnapshot(file: string): Promise<SnapshotProbe> {
+  const worker = new SqliteWorker({ file, busyTimeoutMs: 1000, synchronous: 'OFF' });
+  const all = (text: string, params: unknown[] = []) => worker.statement(text, params, true) as Promise<Array<Record<string, unknown>>>;
+  try {
+    const quickCheck = (await all('PRAGMA quick_check(100)')).map((row) => String(Object.values(row)[0]));
+    const tables = new Set((await all("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => String(r.name)));
+    const columns = new Map<string, string[]>();
+    for (const table of tables) columns.set(table, (await all('SELECT name FROM pragma_table_info(?)', [table])).map((r) => String(r.name)));
+    const unknownColumnRows = new Map<string, number>();
+    for (const [table, known] of Object.entries(KNOWN)) {
+      for (const column of (columns.get(table) ?? []).filter((c) => !known.includes(c))) {
+        const [row] = await all(`SELECT COUNT(*) AS n FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL`);
+        unknownColumnRows.set(`${table}.${column}`, Number(row?.n ?? 0));
+      }
+    }
+    const unknownTableRows = new Map<string, number>();
+    for (const table of tables) {
+      if (table in KNOWN || INTERNAL_TABLES.has(table) || FTS_SHADOW.test(table)) continue;
+      const [row] = await all(`SELECT COUNT(*) AS n FROM ${quote(table)}`);
+      unknownTableRows.set(table, Number(row?.n ?? 0));
+    }
+    let orphans: RawRow[] = [];
+    if (tables.has('sessions') && tables.has('messages')) {
+      const referencing = ['SELECT session_id AS id, timestamp AS t FROM messages'];
+      if (tables.has('telegram_dm_topic_bindings')) referencing.push('SELECT session_id, linked_at FROM telegram_dm_topic_bindings');
+      orphans = await all(`SELECT id, MIN(t) AS started_at FROM (${referencing.join(' UNION ALL ')})
+                  WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM sessions) GROUP BY id ORDER BY id`);
+    }
+    return { quickCheck, tables, columns, unknownColumnRows, unknownTableRows, orphans };
+  } finally {
+    await worker.close();
+  }
 }
 
 /** A Hermes state.db, read through a private snapshot (SQLite's online backup); `close()` removes it. */
@@ -154,7 +183,7 @@ export class HermesFileSource implements RowSource {
     try {
       const copy = path.join(dir, 'state.db');
       await snapshot(file, copy);
-      return new HermesFileSource(file, dir, copy, await quickCheck(copy));
+      return new HermesFileSource(file, dir, copy, await probeSnapshot(copy));
     } catch (error) {
       fs.rmSync(dir, { recursive: true, force: true });
       if (error instanceof ImportError) throw error;
@@ -162,24 +191,23 @@ export class HermesFileSource implements RowSource {
     }
   }
 
-  private constructor(file: string, dir: string, copy: string, quickCheckFindings: string[]) {
+  private constructor(file: string, dir: string, copy: string, probe: SnapshotProbe) {
     this.label = file;
     this.dir = dir;
     const db = new Database(copy, { fileMustExist: true });
     this.db = db;
     try {
-      const problems = quickCheckFindings.filter((m) => m !== 'ok');
+      const problems = probe.quickCheck.filter((m) => m !== 'ok');
       // The FTS indexes are derived data that the target rebuilds; damage confined to them does not block
       // an import (some SQLite versions call Hermes' trigram index malformed because of "\x00json:").
       this.ftsDamageIgnored = problems.filter((m) => /\bFTS5 table\b|messages_fts/.test(m));
       const structural = problems.filter((m) => !this.ftsDamageIgnored.includes(m));
       if (structural.length > 0) throw new ImportError(file, `the database is damaged (quick_check: ${structural.slice(0, 3).join('; ')})`);
-      this.tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+      this.tables = probe.tables;
       for (const required of ['sessions', 'messages']) {
         if (!this.tables.has(required)) throw new ImportError(file, `it has no "${required}" table; is it a Hermes state.db?`);
       }
-      const columnsOf = (t: string) => db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(t) as string[];
-      const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+      const columnsOf = (t: string) => probe.columns.get(t) ?? [];
       this.promptsByHash =
         this.tables.has('system_prompts') &&
         columnsOf('sessions').includes('system_prompt_hash') &&
@@ -188,21 +216,13 @@ export class HermesFileSource implements RowSource {
         if (!this.tables.has(table)) continue;
         const mapped = table === 'sessions' && this.promptsByHash ? [...known, 'system_prompt_hash'] : known;
         for (const column of columnsOf(table).filter((c) => !mapped.includes(c))) {
-          const rowsWithValue = db.prepare(`SELECT COUNT(*) FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL`).pluck().get() as number;
-          this.unknownColumns.push({ table, column, rowsWithValue });
+          this.unknownColumns.push({ table, column, rowsWithValue: probe.unknownColumnRows.get(`${table}.${column}`) ?? 0 });
         }
       }
-      const ftsShadow = /^messages_fts/;
-      for (const table of [...this.tables].sort()) {
-        if (table in KNOWN || INTERNAL_TABLES.has(table) || ftsShadow.test(table)) continue;
-        this.unknownTables.push({ table, rows: db.prepare(`SELECT COUNT(*) FROM ${quote(table)}`).pluck().get() as number });
+      for (const [table, rows] of [...probe.unknownTableRows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        this.unknownTables.push({ table, rows });
       }
-      const referencing = ['SELECT session_id AS id, timestamp AS t FROM messages'];
-      if (this.tables.has('telegram_dm_topic_bindings')) referencing.push('SELECT session_id, linked_at FROM telegram_dm_topic_bindings');
-      this.orphans = db
-        .prepare(`SELECT id, MIN(t) AS started_at FROM (${referencing.join(' UNION ALL ')})
-                  WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM sessions) GROUP BY id ORDER BY id`)
-        .all() as RawRow[];
+      this.orphans = probe.orphans;
       this.orphanSessions.push(...this.orphans.map((o) => String(o.id)));
       this.schemaVersion = this.tables.has('schema_version')
         ? ((db.prepare('SELECT version FROM schema_version LIMIT 1').pluck().get() as number | undefined) ?? null)

@@ -15,9 +15,9 @@ import { StoreClosedError } from '../../errors.js';
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
+const db = new Database(workerData.file, { fileMustExist: true, readonly: workerData.readonly === true });
 db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-db.pragma('synchronous = ' + workerData.synchronous);
+if (workerData.readonly !== true) db.pragma('synchronous = ' + workerData.synchronous);
 db.pragma('foreign_keys = ON');
 const statements = new Map();
 function statement(text) {
@@ -29,7 +29,22 @@ function statement(text) {
   }
   return s;
 }
-parentPort.on('message', (m) => {
+parentPort.on('message', async (m) => {
+  if (m.kind === 'snapshot') {
+    // One read transaction across every step: each step sees the same snapshot, so a writer next door can
+    // neither tear the copy nor make the backup start over.
+    try {
+      db.exec('BEGIN');
+      db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+      await db.backup(m.destination, { progress: () => m.pagesPerStep });
+      db.exec('COMMIT');
+      parentPort.postMessage({ id: m.id, ok: true });
+    } catch (e) {
+      try { if (db.inTransaction) db.exec('ROLLBACK'); } catch {}
+      parentPort.postMessage({ id: m.id, ok: false, error: { name: e && e.name, message: String(e && e.message), code: e && e.code } });
+    }
+    return;
+  }
   if (m.kind === 'close') {
     try { if (db.inTransaction) db.exec('ROLLBACK'); } catch {}
     db.close();
@@ -64,13 +79,18 @@ export class SqliteWorkerError extends Error {
 
 export interface SqliteWorkerOptions {
   file: string;
+  /** Open the file read-only (a snapshot source that another process may be writing). */
+  readonly?: boolean;
   /** How long a worker statement waits for the lock: it blocks only the worker. */
   busyTimeoutMs: number;
   synchronous: string;
 }
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
-type Message = { kind: 'statement'; text: string; params: readonly unknown[]; rows: boolean } | { kind: 'script'; text: string };
+type Message =
+  | { kind: 'statement'; text: string; params: readonly unknown[]; rows: boolean }
+  | { kind: 'script'; text: string }
+  | { kind: 'snapshot'; destination: string; pagesPerStep: number };
 
 export class SqliteWorker {
   private readonly worker: Worker;
@@ -119,6 +139,11 @@ export class SqliteWorker {
   /** Run statement text without parameters (BEGIN, COMMIT, VACUUM, pragmas). */
   script(text: string): Promise<void> {
     return this.send({ kind: 'script', text }) as Promise<void>;
+  }
+
+  /** Copy the database to `destination` with SQLite's online backup, as one consistent snapshot. */
+  snapshot(destination: string, pagesPerStep: number): Promise<void> {
+    return this.send({ kind: 'snapshot', destination, pagesPerStep }) as Promise<void>;
   }
 
   /** Close the worker's connection (rolling back anything open) and end the thread. */
