@@ -159,16 +159,15 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
       WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
       ORDER BY c.table_name, c.ordinal_position`),
   );
-  // Arrays come back as JSON: the Postgres pool does not fetch array types at connection start (see open.ts).
   const indexes = rowsOf<{ name: string; table: string; unique: boolean; columns: Array<string | null>; where: string | null }>(
     await db.execute(sql`
       SELECT i.relname AS name, t.relname AS "table", ix.indisunique AS "unique",
              pg_get_expr(ix.indpred, ix.indrelid) AS "where",
-             to_json(ARRAY(
+             ARRAY(
                SELECT COALESCE(a.attname::text, '') FROM unnest(ix.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
                LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum AND k.attnum <> 0
                ORDER BY k.ord
-             )) AS columns
+             ) AS columns
       FROM pg_index ix
       JOIN pg_class i ON i.oid = ix.indexrelid
       JOIN pg_class t ON t.oid = ix.indrelid
@@ -180,10 +179,10 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
   const foreignKeys = rowsOf<{ table: string; columns: string[]; referenced_table: string; referenced_columns: string[]; on_delete: string }>(
     await db.execute(sql`
       SELECT cl.relname AS "table", rt.relname AS referenced_table,
-             to_json(ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
-                   JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o)) AS columns,
-             to_json(ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(n, o)
-                   JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.o)) AS referenced_columns,
+             ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, o)
+                   JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.o) AS columns,
+             ARRAY(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(n, o)
+                   JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.o) AS referenced_columns,
              CASE con.confdeltype WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT' WHEN 'c' THEN 'CASCADE'
                   WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END AS on_delete
       FROM pg_constraint con

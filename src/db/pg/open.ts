@@ -81,10 +81,6 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     postgres(url, {
       max: options.poolSize,
       connect_timeout: options.connectTimeoutSeconds,
-      // No array-type query at connection start: a connection terminated during it became an unhandled
-      // rejection inside postgres.js (porsager/postgres #1192, #1223), which ends the process. Arrays this
-      // library uses are built and read in SQL, never bound from or returned to JavaScript.
-      fetch_types: false,
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
       connection: { application_name: 'hermes-sessiondb', ...SESSION_SETTINGS },
     });
