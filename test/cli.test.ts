@@ -7,12 +7,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { openStore } from '../src/index.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
 import { sharedFixture } from './helpers/fixtures.js';
+import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
 import { TestClock } from './helpers/store-fixture.js';
 
 const fixture = sharedFixture('hermes-v11-small.db');
@@ -362,5 +364,61 @@ describe('CLI with a missing source: exit 1 for import and copy alike, and the t
       expect(fs.readdirSync(parent), name).toEqual([]);
     }
     fs.rmSync(parent, { recursive: true, force: true });
+  });
+});
+
+/** A small Hermes v11 state.db (the fixture-free path through import, verify --from and copy's refusal). */
+function hermesFile(file: string): string {
+  const db = new Database(file);
+  db.exec(HERMES_V11_DDL);
+  db.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('h1', 'cli', 1700000000)").run();
+  db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('h1', 'user', 'docker compose up', 1700000001)").run();
+  db.close();
+  return file;
+}
+
+describe('CLI with a Hermes state.db as the source', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const dir = () => {
+    const d = scratch();
+    dirs.push(d);
+    return d;
+  };
+
+  it('imports it (the snapshot taken before the target is opened), verifies it, and verify --from reads it', async () => {
+    const parent = dir();
+    const source = hermesFile(path.join(parent, 'state.db'));
+    const target = `sqlite:${path.join(parent, 'store.db')}`;
+    const imported = await run('import', source, '--to', target);
+    expect(imported.err).not.toMatch(/error/);
+    expect(imported.code).toBe(0);
+    expect(imported.out).toMatch(/^Imported 1 sessions, 1 messages in .*; verified/);
+    const verified = await run('verify', '--from', source, '--to', target);
+    expect(verified.code).toBe(0);
+    expect(verified.out).toMatch(/verified: the stores agree/);
+  });
+
+  it('copy refuses it as a source, pointing to import, and creates no target', async () => {
+    const parent = dir();
+    const source = hermesFile(path.join(parent, 'state.db'));
+    const target = path.join(parent, 'store.db');
+    const refused = await run('copy', '--from', `sqlite:${source}`, '--to', `sqlite:${target}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/is a Hermes state\.db, not a store; use: hermes-sessiondb import/);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
+  it('import of a file that is not a Hermes state.db refuses before creating the target', async () => {
+    const parent = dir();
+    const notHermes = path.join(parent, 'other.db');
+    new Database(notHermes).exec('CREATE TABLE t (x)');
+    const target = path.join(parent, 'store.db');
+    const refused = await run('import', notHermes, '--to', `sqlite:${target}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/no "sessions" table/);
+    expect(fs.existsSync(target)).toBe(false);
   });
 });
