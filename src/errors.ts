@@ -52,6 +52,28 @@ export class ConnectionError extends SessionDbError {
   }
 }
 
+/** Why a StoreNotFoundError: nothing is there, or something is there that holds no store. */
+export type StoreNotFoundReason =
+  /** No such SQLite file or PGlite data directory, or an in-memory database (always new). */
+  | 'MISSING'
+  /** A PGlite directory holding no database, or a Postgres database without hermes-sessiondb's migration history. */
+  | 'NO_STORE';
+
+/**
+ * `openStore(url, { mustExist: true })` found no store to open; nothing was created. A ConnectionError (code
+ * 'CONNECTION'), so handlers of a failed open still catch it; `location` is the missing file or directory as
+ * resolved, or the redacted URL of a database that holds no store.
+ */
+export class StoreNotFoundError extends ConnectionError {
+  readonly reason: StoreNotFoundReason;
+  readonly location: string;
+  constructor(redactedUrl: string, reason: StoreNotFoundReason, location: string, detail: string) {
+    super(redactedUrl, detail);
+    this.reason = reason;
+    this.location = location;
+  }
+}
+
 export type MigrationErrorReason =
   /** The database records migrations this version of hermes-sessiondb does not ship (it is newer). */
   | 'UNKNOWN_MIGRATIONS'

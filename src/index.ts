@@ -67,6 +67,7 @@ export {
   UnsupportedLocaleError,
   InvalidUrlError,
   ConnectionError,
+  StoreNotFoundError,
   MigrationError,
   StoreBusyError,
   StoreClosedError,
@@ -77,6 +78,7 @@ export {
   DatabaseError,
   type SessionDbErrorCode,
   type MigrationErrorReason,
+  type StoreNotFoundReason,
 } from './errors.js';
 export { nowEpochSeconds, roundToMicros } from './codecs/time.js';
 export * as sqliteSchema from './schema/sqlite.js';

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { nowEpochSeconds } from './codecs/time.js';
 import { defaultMigrationsFolder } from './db/migrations.js';
+import { assertHoldsStore, assertLocationExists } from './db/must-exist.js';
 import { PgBackend } from './db/pg/backend.js';
 import { PgDialect } from './db/pg/dialect.js';
 import { openPglite, openPostgres } from './db/pg/open.js';
@@ -36,8 +37,15 @@ export const openStoreOptionsSchema = z
     synchronous: z.enum(['FULL', 'NORMAL', 'EXTRA']).default('FULL'),
     /** SQLite only: force a journal mode instead of WAL-with-DELETE-fallback. */
     journalMode: z.enum(['WAL', 'DELETE']).optional(),
-    /** SQLite only: open read-only (implies migrate: false). */
+    /** SQLite only: open read-only (implies migrate: false, and that the file must exist). */
     readonly: z.boolean().default(false),
+    /**
+     * Open only a store that is already there; never create one (default false). Refused with
+     * StoreNotFoundError, nothing created: a missing SQLite file or PGlite data directory, a PGlite directory
+     * holding no database, an in-memory database, and a Postgres database without hermes-sessiondb's migration
+     * history (an empty one). With `migrate: true` an existing store is still migrated.
+     */
+    mustExist: z.boolean().default(false),
     /** Advanced: a different migrations folder (tests, forks). Defaults to the one shipped with the package. */
     migrationsFolder: z.string().min(1).optional(),
     /** Relevance ranks every match of a query, unless the query itself matches more than this many messages (default 10,000): then the newest this-many, and hits report it in `rankedWithin`. */
@@ -66,6 +74,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const location = parseStoreUrl(url);
   const userClock = opts.clock;
   const clock = userClock ? () => userClock() : nowEpochSeconds;
+  if (opts.mustExist) assertLocationExists(location);
 
   let store: SessionStore;
   let backend: SqliteBackend | PgBackend;
@@ -77,6 +86,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       busyTimeoutMs: Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS),
       synchronous: opts.synchronous,
       readonly,
+      mustExist: opts.mustExist,
     });
     const sqlite = new SqliteBackend({
       url: location.memory ? 'sqlite::memory:' : `sqlite:${location.path}`,
@@ -112,6 +122,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
 
   try {
+    if (opts.mustExist && location.backend === 'postgres') await assertHoldsStore(backend);
     if (backend instanceof PgBackend) await backend.checkLocale();
     if (opts.migrate && !opts.readonly) await store.migrate();
     // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).

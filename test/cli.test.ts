@@ -1,9 +1,20 @@
-/** The operator's CLI, run in-process against real stores (an SQLite file, and Postgres when reachable). */
+/**
+ * The operator's CLI, run in-process against real stores (an SQLite file, and Postgres when reachable), and as
+ * a process where the entry point itself matters (--version, the default store in the working directory).
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { openStore } from '../src/index.js';
-import { type Harness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
 import { sharedFixture } from './helpers/fixtures.js';
+import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
 import { TestClock } from './helpers/store-fixture.js';
 
 const fixture = sharedFixture('hermes-v11-small.db');
@@ -46,7 +57,7 @@ for (const h of harnesses) {
       expect(code).toBe(0);
       expect(out).toMatch(/^Imported 60 sessions, 305 messages in [\d.]+ s \([\d,]+ msg\/s\) into .*; verified \(\d+ search spot-checks?\)\.\n$/);
       expect(JSON.parse((await run('stats', '--db', url, '--json')).out)).toMatchObject({ sessions: 60, messages: 305 });
-      expect((await run('import', '/no/such/state.db', '--to', url)).code).toBe(2);
+      expect((await run('import', '/no/such/state.db', '--to', url)).code).toBe(1);
     });
 
     it.skipIf(fixture.missing !== undefined)(`exits 1 when the store does not match the file after a merge that kept the store's rows${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
@@ -140,5 +151,274 @@ describe('CLI usage and failures', () => {
     const help = await run('--help');
     expect(help.code).toBe(0);
     expect(help.out).toMatch(/migrate/);
+  });
+});
+
+const packageJson = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const mainScript = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
+
+/** The CLI as a process under tsx (resolved from here, so `cwd` may be anywhere). */
+function runProcess(args: string[], cwd = process.cwd()) {
+  const child = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), mainScript, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+  return { code: child.status, out: child.stdout, err: child.stderr };
+}
+
+const scratch = () => fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-cli-'));
+
+describe('CLI --version', () => {
+  it("prints package.json's version, with --version and -V", async () => {
+    for (const flag of ['--version', '-V']) {
+      expect(await run(flag)).toEqual({ code: 0, out: `${packageJson.version}\n`, err: '' });
+    }
+  });
+
+  it('prints it from the entry point run as a process', () => {
+    const child = runProcess(['--version']);
+    expect(child).toMatchObject({ code: 0, out: `${packageJson.version}\n` });
+  });
+});
+
+/** Each command that only reads, with the store under test put where `--db` / `--to` / `--from` go. */
+const readOnlyCommands = (url: string, existing: string): Array<[string, string[]]> => [
+  ['stats', ['stats', '--db', url]],
+  ['export', ['export', '--db', url, '--session', 'nope']],
+  ['search', ['search', 'docker', '--db', url]],
+  ['status', ['status', '--db', url]],
+  ['verify --to', ['verify', '--from', existing, '--to', url]],
+  ['verify --from', ['verify', '--from', url, '--to', existing]],
+];
+
+describe('CLI commands that only read never create or migrate a database', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const dir = () => {
+    const d = scratch();
+    dirs.push(d);
+    return d;
+  };
+  async function existingStore(): Promise<string> {
+    const url = `sqlite:${path.join(dir(), 'existing.db')}`;
+    await (await openStore(url)).close();
+    return url;
+  }
+
+  it('refuses a missing SQLite file with exit 1, naming it, and does not create it', async () => {
+    const existing = await existingStore();
+    for (const [name, argv] of readOnlyCommands(`sqlite:${path.join(dir(), 'missing.db')}`, existing)) {
+      const file = argv.find((a) => a.startsWith('sqlite:') && a.endsWith('missing.db'))!.slice('sqlite:'.length);
+      const result = await run(...argv);
+      expect(result.code, name).toBe(1);
+      expect(result.err, name).toContain(file);
+      expect(fs.readdirSync(path.dirname(file)), name).toEqual([]);
+    }
+  });
+
+  it('refuses a missing PGlite directory, and an empty one, with exit 1 naming it, and creates nothing', async () => {
+    const existing = await existingStore();
+    const parent = dir();
+    const missing = path.join(parent, 'pgdata');
+    const empty = path.join(parent, 'empty');
+    fs.mkdirSync(empty);
+    for (const [name, argv] of [...readOnlyCommands(`pglite:${missing}`, existing), ...readOnlyCommands(`pglite:${empty}`, existing)]) {
+      const target = argv.find((a) => a.startsWith('pglite:'))!.slice('pglite:'.length);
+      const result = await run(...argv);
+      expect(result.code, `${name} ${target}`).toBe(1);
+      expect(result.err, `${name} ${target}`).toContain(target);
+      expect(fs.readdirSync(parent).sort(), `${name} ${target}`).toEqual(['empty']);
+      expect(fs.readdirSync(empty), `${name} ${target}`).toEqual([]);
+    }
+  });
+
+  it('does not create the default store in the working directory (export --session with no --db)', () => {
+    const cwd = dir();
+    const child = runProcess(['export', '--session', 'nope'], cwd);
+    expect(child.code).toBe(1);
+    expect(child.err).toContain(path.join(fs.realpathSync(cwd), 'hermes-sessiondb.db'));
+    expect(fs.readdirSync(cwd)).toEqual([]);
+  });
+
+  it('refuses a store with pending migrations, saying to run migrate first, and leaves it unmigrated; status reports them', async () => {
+    const file = path.join(dir(), 'old.db');
+    const url = `sqlite:${file}`;
+    const older = sqliteFolderWithFirst(1);
+    await (await openStore(url, { migrationsFolder: older.folder })).close();
+    const existing = await existingStore();
+    for (const [name, argv] of readOnlyCommands(url, existing).filter(([n]) => n !== 'status' && n !== 'verify --from')) {
+      const result = await run(...argv);
+      expect(result.code, name).toBe(1);
+      expect(result.err, name).toMatch(/pending migration.*run `hermes-sessiondb migrate --db sqlite:.*old\.db` first/);
+    }
+    const status = await run('status', '--db', url);
+    expect(status.code).toBe(0);
+    expect(status.out).toContain(`applied: ${older.tags.join(', ')}\n`);
+    expect(status.out).toMatch(/pending: 0001_/);
+    const store = await openStore(url, { migrate: false, readonly: true });
+    expect((await store.migrationStatus()).applied).toEqual(older.tags);
+    await store.close();
+  });
+
+  it('refuses an existing SQLite file that holds no store (no migration history), and writes nothing to it', async () => {
+    const file = path.join(dir(), 'blank.db');
+    fs.writeFileSync(file, '');
+    const result = await run('stats', '--db', file);
+    expect(result.code).toBe(1);
+    expect(result.err).toMatch(/holds no hermes-sessiondb store.*hermes-sessiondb migrate --db/);
+    expect(fs.statSync(file).size).toBe(0);
+  });
+});
+
+/** A copy of the shipped SQLite migrations keeping only the first `count`: a store an older version left. */
+function sqliteFolderWithFirst(count: number): { folder: string; tags: string[] } {
+  const shipped = fileURLToPath(new URL('../drizzle/sqlite', import.meta.url));
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-migrations-sqlite-first-'));
+  fs.cpSync(shipped, folder, { recursive: true });
+  const journalFile = path.join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
+  for (const e of journal.entries.slice(count)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
+  journal.entries = journal.entries.slice(0, count);
+  fs.writeFileSync(journalFile, JSON.stringify(journal, null, 2));
+  return { folder, tags: journal.entries.map((e) => e.tag) };
+}
+
+const pg = await postgresHarness();
+const pgAvailable = reportAvailability(pg);
+describe.skipIf(!pgAvailable)(`CLI on an empty Postgres database${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
+  afterAll(() => pg.cleanup());
+
+  /** Relations and schemas beyond what CREATE DATABASE gives. */
+  async function userObjects(url: string): Promise<{ relations: string[]; schemas: string[] }> {
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const relations = await sql<{ name: string }[]>`SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'`;
+      const schemas = await sql<{ name: string }[]>`SELECT nspname AS name FROM pg_namespace
+        WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'public') AND nspname NOT LIKE 'pg_toast%' AND nspname NOT LIKE 'pg_temp%'`;
+      return { relations: relations.map((r) => r.name), schemas: schemas.map((r) => r.name) };
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  }
+
+  it('stats, search and export exit 1 saying to migrate first, and the database stays empty', async () => {
+    const url = await pg.freshUrl();
+    for (const argv of [['stats', '--db', url], ['search', 'x', '--db', url], ['export', '--db', url]]) {
+      const result = await run(...argv);
+      expect(result.code, argv[0]).toBe(1);
+      expect(result.err, argv[0]).toMatch(/holds no hermes-sessiondb store.*run `hermes-sessiondb migrate --db postgres:\/\/.*` first/);
+    }
+    expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
+  });
+
+  it('status reports every migration pending and creates nothing', async () => {
+    const url = await pg.freshUrl();
+    const result = await run('status', '--db', url);
+    expect(result.code).toBe(0);
+    expect(result.out).toMatch(/applied: none\n {2}pending: 0000_/);
+    expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
+  });
+
+  it('copy from it exits 1 and creates no target', async () => {
+    const url = await pg.freshUrl();
+    const target = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-cli-')), 'target.db');
+    const result = await run('copy', '--from', url, '--to', `sqlite:${target}`);
+    expect(result.code).toBe(1);
+    expect(result.err).toContain(new URL(url).pathname.slice(1));
+    expect(fs.existsSync(target)).toBe(false);
+    fs.rmSync(path.dirname(target), { recursive: true, force: true });
+  });
+
+  it('never prints the password of the URL it refuses', async () => {
+    const url = new URL(await pg.freshUrl());
+    url.password = 's3cr3t-pw'; // trust auth: the server does not ask for it
+    const result = await run('stats', '--db', url.toString());
+    expect(result.code).toBe(1);
+    expect(result.err).toContain('***');
+    expect(result.err).not.toContain('s3cr3t-pw');
+  });
+});
+
+describe('CLI with a missing source: exit 1 for import and copy alike, and the target is not created', () => {
+  const pglite = pgliteHarness();
+  const sqlite = sqliteFileHarness();
+  afterAll(async () => {
+    await pglite.cleanup();
+    await sqlite.cleanup();
+  });
+
+  it.each(['sqlite', 'pglite'] as const)('into a %s target', async (kind) => {
+    const target = await (kind === 'sqlite' ? sqlite : pglite).freshUrl();
+    const targetPath = target.replace(/^(sqlite|pglite):/, '');
+    const parent = scratch();
+    const cases: Array<[string, string[], string]> = [
+      ['import', ['import', path.join(parent, 'missing-state.db'), '--to', target], path.join(parent, 'missing-state.db')],
+      ['copy sqlite', ['copy', '--from', `sqlite:${path.join(parent, 'nope.db')}`, '--to', target], path.join(parent, 'nope.db')],
+      ['copy pglite', ['copy', '--from', `pglite:${path.join(parent, 'nope')}`, '--to', target], path.join(parent, 'nope')],
+    ];
+    for (const [name, argv, missing] of cases) {
+      const result = await run(...argv);
+      expect(result.code, name).toBe(1);
+      expect(result.err, name).toContain(missing);
+      expect(fs.existsSync(targetPath), name).toBe(false);
+      expect(fs.readdirSync(parent), name).toEqual([]);
+    }
+    fs.rmSync(parent, { recursive: true, force: true });
+  });
+});
+
+/** A small Hermes v11 state.db (the fixture-free path through import, verify --from and copy's refusal). */
+function hermesFile(file: string): string {
+  const db = new Database(file);
+  db.exec(HERMES_V11_DDL);
+  db.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('h1', 'cli', 1700000000)").run();
+  db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('h1', 'user', 'docker compose up', 1700000001)").run();
+  db.close();
+  return file;
+}
+
+describe('CLI with a Hermes state.db as the source', () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+  const dir = () => {
+    const d = scratch();
+    dirs.push(d);
+    return d;
+  };
+
+  it('imports it (the snapshot taken before the target is opened), verifies it, and verify --from reads it', async () => {
+    const parent = dir();
+    const source = hermesFile(path.join(parent, 'state.db'));
+    const target = `sqlite:${path.join(parent, 'store.db')}`;
+    const imported = await run('import', source, '--to', target);
+    expect(imported.err).not.toMatch(/error/);
+    expect(imported.code).toBe(0);
+    expect(imported.out).toMatch(/^Imported 1 sessions, 1 messages in .*; verified/);
+    const verified = await run('verify', '--from', source, '--to', target);
+    expect(verified.code).toBe(0);
+    expect(verified.out).toMatch(/verified: the stores agree/);
+  });
+
+  it('copy refuses it as a source, pointing to import, and creates no target', async () => {
+    const parent = dir();
+    const source = hermesFile(path.join(parent, 'state.db'));
+    const target = path.join(parent, 'store.db');
+    const refused = await run('copy', '--from', `sqlite:${source}`, '--to', `sqlite:${target}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/is a Hermes state\.db, not a store; use: hermes-sessiondb import/);
+    expect(fs.existsSync(target)).toBe(false);
+  });
+
+  it('import of a file that is not a Hermes state.db refuses before creating the target', async () => {
+    const parent = dir();
+    const notHermes = path.join(parent, 'other.db');
+    new Database(notHermes).exec('CREATE TABLE t (x)');
+    const target = path.join(parent, 'store.db');
+    const refused = await run('import', notHermes, '--to', `sqlite:${target}`);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(/no "sessions" table/);
+    expect(fs.existsSync(target)).toBe(false);
   });
 });

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
  * hermes-sessiondb: the operator's CLI. Commands: migrate, status, import, copy, verify, search, stats,
- * export, prune. Exit codes: 0 ok, 1 failure (including a failed verification), 2 usage error.
+ * export, prune. Exit codes: 0 ok; 1 failure: a database or file that is missing, not migrated or unreachable,
+ * a failed verification; 2 the command line is wrong or needs a flag (usage, bad URL, --merge).
+ * Only migrate, import, copy and prune write; the other commands never create or migrate a database.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,15 +11,14 @@ import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { writeHermesExport } from '../codecs/hermes-export.js';
-import Database from 'better-sqlite3';
 import { parseStoreUrl, redactUrl } from '../db/url.js';
 import { copyStore } from '../transfer/copy.js';
-import { importHermesStateDb } from '../transfer/hermes-import.js';
+import { importFromSource } from '../transfer/hermes-import.js';
 import type { TransferOptions } from '../transfer/pipeline.js';
 import { HermesFileSource, type RowSource, storeSource } from '../transfer/sources.js';
 import { type VerifyReport, verifyTransfer } from '../transfer/verify.js';
 import { fmt, progressPrinter } from './progress.js';
-import { SessionDbError } from '../errors.js';
+import { SessionDbError, StoreNotFoundError } from '../errors.js';
 import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
 
@@ -40,6 +41,16 @@ const processIo: CliIo = {
 };
 
 class UsageError extends Error {}
+/** A database or file the command needs is not there or not ready (exit 1). */
+class NotReadyError extends Error {}
+
+/** The package's version, read from package.json next to src/ (tsx) or dist/ (installed). */
+function packageVersion(): string {
+  const file = new URL('../../package.json', import.meta.url);
+  const { version } = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: unknown };
+  if (typeof version !== 'string') throw new Error(`no version in ${file.pathname}`);
+  return version;
+}
 
 const positiveInt = (name: string) => (value: string) => {
   if (!/^\d+$/.test(value)) throw new UsageError(`${name} must be a whole number, got "${value}"`);
@@ -72,19 +83,69 @@ interface TransferFlags {
 
 const transferOptions = (o: TransferFlags): TransferOptions => ({ onConflict: o.merge ?? 'refuse', onNul: o.nul ?? 'keep' });
 
-/** A Hermes state.db (not one of our stores): an SQLite file without our migration journal. */
-function isHermesFile(url: string): string | null {
+/** Run `body` on an open store, closing it afterwards whatever happens. */
+async function using(store: SessionStore, body: (store: SessionStore) => Promise<void>): Promise<void> {
+  try {
+    await body(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** SQLite files are opened read-only by the commands that only read them: not even the journal mode changes. */
+const readsAsFile = (url: string) => {
+  const location = parseStoreUrl(url);
+  return location.backend === 'sqlite' && !location.memory;
+};
+
+/** A Hermes state.db (not one of our stores): an SQLite file without our migration history. */
+async function isHermesFile(url: string): Promise<string | null> {
   const location = parseStoreUrl(url);
   if (location.backend !== 'sqlite' || location.memory || !fs.existsSync(location.path)) return null;
-  let db: Database.Database | undefined;
+  let store: SessionStore | undefined;
   try {
-    db = new Database(location.path, { readonly: true, fileMustExist: true });
-    const ours = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() !== undefined;
-    return ours ? null : location.path;
+    store = await openStore(url, { migrate: false, readonly: true });
+    const status = await store.migrationStatus();
+    return status.applied.length > 0 || status.unknownHashes.length > 0 ? null : location.path;
   } catch {
     return null; // not readable as SQLite: let openStore report it
   } finally {
-    db?.close();
+    await store?.close();
+  }
+}
+
+/**
+ * Open a store for a command that only reads it: never created (a missing file or directory is an error naming
+ * it), never migrated (pending migrations are an error saying to run migrate first).
+ */
+async function openForReading(url: string): Promise<SessionStore> {
+  const migrateFirst = `run \`hermes-sessiondb migrate --db ${redactUrl(url)}\` first`;
+  let store: SessionStore;
+  try {
+    store = await openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url) });
+  } catch (error) {
+    if (error instanceof StoreNotFoundError && error.reason === 'NO_STORE') {
+      throw new NotReadyError(`${error.message}. To create a store there, ${migrateFirst}.`, { cause: error });
+    }
+    throw error;
+  }
+  try {
+    const status = await store.migrationStatus();
+    if (status.unknownHashes.length > 0) {
+      throw new NotReadyError(
+        `${store.url} was migrated by a newer version of hermes-sessiondb (${status.unknownHashes.length} migration(s) this one does not know); upgrade hermes-sessiondb`,
+      );
+    }
+    if (status.applied.length === 0) {
+      throw new NotReadyError(`${store.url} holds no hermes-sessiondb store (no migration history). To create one there, ${migrateFirst}; to read a Hermes state.db, import it: hermes-sessiondb import <state.db> --to <store>.`);
+    }
+    if (status.pending.length > 0) {
+      throw new NotReadyError(`${store.url} has ${status.pending.length} pending migration(s) (${status.pending.join(', ')}): ${migrateFirst}.`);
+    }
+    return store;
+  } catch (error) {
+    await store.close();
+    throw error;
   }
 }
 
@@ -135,32 +196,44 @@ async function writeFileStreamed<T>(file: string, body: (write: (chunk: string) 
 
 /** The `--from` side of verify: a Hermes file (through a snapshot) or a store (only read). */
 async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
-  const hermes = isHermesFile(url);
+  const hermes = await isHermesFile(url);
   if (hermes) {
     const file = await HermesFileSource.open(hermes);
     return { source: file, close: async () => file.close() };
   }
-  const store = await openStore(url, { migrate: false, readonly: parseStoreUrl(url).backend === 'sqlite', allowAsciiOnlyCtype: true });
+  const store = await openSourceStore(url);
   return { source: storeSource(store), close: () => store.close() };
 }
+
+/**
+ * The store a command copies or verifies from: only read, never created (a missing one is an error naming it),
+ * and readable under LC_CTYPE 'C' so such a database can be copied out (into a UTF-8 one).
+ */
+const openSourceStore = (url: string) => openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url), allowAsciiOnlyCtype: true });
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   let exitCode = 0;
   const withStore = async (url: string, body: (store: SessionStore) => Promise<void>, migrate = true) => {
-    const store = await openStore(url, { migrate });
-    try {
-      await body(store);
-    } finally {
-      await store.close();
-    }
+    await using(await openStore(url, { migrate }), body);
+  };
+  /** For the commands that only read: see openForReading. */
+  const readingStore = async (url: string, body: (store: SessionStore) => Promise<void>) => {
+    await using(await openForReading(url), body);
   };
 
   const program = new Command()
     .name('hermes-sessiondb')
     .description('Operate hermes-sessiondb stores: migrate, import Hermes state.db files, copy between stores, verify, search, report, export, prune.')
+    .version(packageVersion(), '-V, --version', 'print the version of hermes-sessiondb')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
-    .showHelpAfterError();
+    .showHelpAfterError()
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ok; 1 failed (a database or file missing, not migrated or unreachable; verification failed); ' +
+        '2 usage error (bad arguments or URL, or a refusal a flag can lift, e.g. --merge).\n' +
+        'Only migrate, import, copy and prune write; status, verify, search, stats and export never create or migrate a database.',
+    );
 
   program
     .command('migrate')
@@ -188,15 +261,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(dbOption())
     .addHelpText('after', '\nExample:\n  hermes-sessiondb status --db pglite:./pgdata')
     .action(async (o: { db: string }) => {
-      await withStore(
-        o.db,
-        async (store) => {
-          const s = await store.migrationStatus();
-          io.out(`${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`);
-          if (s.unknownHashes.length > 0) io.out(`  unknown (from a newer version): ${s.unknownHashes.length}\n`);
-        },
-        false,
-      );
+      // Never creates a file or directory; on a server an empty database is reported (all pending), not refused.
+      const mustExist = parseStoreUrl(o.db).backend !== 'postgres';
+      await using(await openStore(o.db, { migrate: false, mustExist, readonly: readsAsFile(o.db) }), async (store) => {
+        const s = await store.migrationStatus();
+        io.out(`${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`);
+        if (s.unknownHashes.length > 0) io.out(`  unknown (from a newer version): ${s.unknownHashes.length}\n`);
+        if (s.pending.length > 0 && s.unknownHashes.length === 0) io.out(`  apply them with: hermes-sessiondb migrate --db ${store.url}\n`);
+      });
     });
 
   /** The closing summary's verdict; prints the differences and sets exit code 1 when they differ. */
@@ -218,24 +290,33 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--no-verify', 'skip comparing the file with the store afterwards')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept). Exit code 1 when verification fails.')
     .action(async (file: string, o: TransferFlags & { to: string }) => {
-      await withStore(o.to, async (store) => {
-        const progress = progressPrinter(io.err, io.errIsTTY === true);
-        const report = await importHermesStateDb(file, store, { ...transferOptions(o), verify: o.verify, onProgress: progress.update });
-        progress.finish();
-        for (const c of report.unknownColumns) {
-          io.err(`note: ${c.table}.${c.column} is not carried over (${fmt(c.rowsWithValue)} rows hold a value)\n`);
-        }
-        for (const t of report.unknownTables) io.err(`note: table ${t.table} is not carried over (${fmt(t.rows)} rows)\n`);
-        if (report.orphanSessions.length > 0) {
-          io.err(`note: ${fmt(report.orphanSessions.length)} session(s) referenced by messages but missing from the file were created as stubs (source "unknown")\n`);
-        }
-        if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
-        if (report.ftsDamageIgnored.length > 0) io.err(`note: the file's FTS index is damaged; the store indexes afresh\n`);
-        io.out(
-          `Imported ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
-            `(${rate(report.messages, report.seconds)} msg/s) into ${store.url}${verdict(report.verification)}\n`,
-        );
-      });
+      const started = performance.now();
+      parseStoreUrl(o.to); // a malformed target is a usage error before the (possibly long) snapshot
+      // The source first, so a missing or unreadable file never creates the target.
+      if (!fs.existsSync(file)) throw new NotReadyError(`Cannot import ${file}: no such file`);
+      const source = await HermesFileSource.open(file);
+      try {
+        await withStore(o.to, async (store) => {
+          const progress = progressPrinter(io.err, io.errIsTTY === true);
+          const report = await importFromSource(source, store, { ...transferOptions(o), verify: o.verify, onProgress: progress.update }, started);
+          progress.finish();
+          for (const c of report.unknownColumns) {
+            io.err(`note: ${c.table}.${c.column} is not carried over (${fmt(c.rowsWithValue)} rows hold a value)\n`);
+          }
+          for (const t of report.unknownTables) io.err(`note: table ${t.table} is not carried over (${fmt(t.rows)} rows)\n`);
+          if (report.orphanSessions.length > 0) {
+            io.err(`note: ${fmt(report.orphanSessions.length)} session(s) referenced by messages but missing from the file were created as stubs (source "unknown")\n`);
+          }
+          if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+          if (report.ftsDamageIgnored.length > 0) io.err(`note: the file's FTS index is damaged; the store indexes afresh\n`);
+          io.out(
+            `Imported ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
+              `(${rate(report.messages, report.seconds)} msg/s) into ${store.url}${verdict(report.verification)}\n`,
+          );
+        });
+      } finally {
+        source.close();
+      }
     });
 
   program
@@ -251,9 +332,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       if (sameStore(o.from, o.to)) {
         throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
       }
-      if (isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
-      // Only read, so a database under LC_CTYPE 'C' can be copied out of (into a UTF-8 one).
-      const from = await openStore(o.from, { migrate: false, readonly: parseStoreUrl(o.from).backend === 'sqlite', allowAsciiOnlyCtype: true });
+      if (await isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
+      // The source first, so a missing one never creates the target.
+      const from = await openSourceStore(o.from);
       try {
         await withStore(o.to, async (to) => {
           const progress = progressPrinter(io.err, io.errIsTTY === true);
@@ -277,16 +358,17 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb verify --from ~/.hermes/state.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb verify --from sqlite:./sessions.db --to pglite:./pgdata\n\nExit code 1 when they differ.')
     .action(async (o: { from: string; to: string }) => {
+      parseStoreUrl(o.to); // a malformed target is a usage error before the source is opened
       const from = await openSource(o.from);
       try {
-        await withStore(o.to, async (to) => {
+        await readingStore(o.to, async (to) => {
           const r = await verifyTransfer(from.source, to);
           io.out(`sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
             `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`);
           for (const p of r.problems) io.out(`  ${p}\n`);
           io.out(r.ok ? 'verified: the stores agree.\n' : 'verification failed.\n');
           if (!r.ok) exitCode = 1;
-        }, false);
+        });
       } finally {
         await from.close();
       }
@@ -305,7 +387,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--json', 'print JSON lines instead of text')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb search docker\n  hermes-sessiondb search "记忆断裂" --source telegram --sort newest')
     .action(async (query: string, o: { db: string; source?: string[]; excludeSource?: string[]; role?: string[]; limit: number; sort: string; json?: boolean }) => {
-      await withStore(o.db, async (store) => {
+      await readingStore(o.db, async (store) => {
         const hits = await store.searchMessages(query, {
           sourceFilter: o.source ?? null,
           excludeSources: o.excludeSource ?? null,
@@ -327,7 +409,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(dbOption())
     .option('--json', 'print JSON')
     .action(async (o: { db: string; json?: boolean }) => {
-      await withStore(o.db, async (store) => {
+      await readingStore(o.db, async (store) => {
         const s = await store.maintenance.stats();
         if (o.json) {
           io.out(`${JSON.stringify(s, null, 2)}\n`);
@@ -355,7 +437,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--out <file>', 'write to a file instead of standard output')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb export > sessions.jsonl\n  hermes-sessiondb export --session 20261031_191200_f8952e')
     .action(async (o: { db: string; session?: string; source?: string; out?: string }) => {
-      await withStore(o.db, async (store) => {
+      await readingStore(o.db, async (store) => {
         if (o.session && (await store.getSession(o.session)) === null) throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
         // Streamed a page at a time: an export of any size never has to fit in memory or in one string.
         const options = o.session ? { sessionId: o.session } : { source: o.source ?? null };

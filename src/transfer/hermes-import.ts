@@ -46,27 +46,36 @@ export async function importHermesStateDb(file: string, store: SessionStore, opt
   const started = performance.now();
   const source = await HermesFileSource.open(file);
   try {
-    const counts = await transferRows(source, store, options).catch((error: unknown) => {
-      throw error instanceof TransferRefusedError ? new ImportError(file, error.reason, { cause: error }) : error;
-    });
-    const seconds = (performance.now() - started) / 1000;
-    const verification = options.verify ? await verifyTransfer(source, store, { nulReplaced: counts.nulReplaced > 0 }) : undefined;
-    return {
-      source: file,
-      schemaVersion: source.schemaVersion,
-      sessions: counts.sessions,
-      messages: counts.messages,
-      meta: counts.meta,
-      topicBindings: counts.topicBindings,
-      unknownColumns: source.unknownColumns,
-      unknownTables: source.unknownTables,
-      orphanSessions: source.orphanSessions,
-      ftsDamageIgnored: source.ftsDamageIgnored,
-      nulReplaced: counts.nulReplaced,
-      seconds,
-      ...(verification ? { verification } : {}),
-    };
+    return await importFromSource(source, store, options, started);
   } finally {
     source.close();
   }
+}
+
+/**
+ * Import from a snapshot already taken (the CLI takes it before opening the target, so a bad file creates
+ * nothing). `started` is when the import began (performance.now()), for the report's seconds. The caller closes `source`.
+ */
+export async function importFromSource(source: HermesFileSource, store: SessionStore, options: ImportOptions = {}, started = performance.now()): Promise<ImportReport> {
+  const file = source.label;
+  const counts = await transferRows(source, store, options).catch((error: unknown) => {
+    throw error instanceof TransferRefusedError ? new ImportError(file, error.reason, { cause: error }) : error;
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const verification = options.verify ? await verifyTransfer(source, store, { nulReplaced: counts.nulReplaced > 0 }) : undefined;
+  return {
+    source: file,
+    schemaVersion: source.schemaVersion,
+    sessions: counts.sessions,
+    messages: counts.messages,
+    meta: counts.meta,
+    topicBindings: counts.topicBindings,
+    unknownColumns: source.unknownColumns,
+    unknownTables: source.unknownTables,
+    orphanSessions: source.orphanSessions,
+    ftsDamageIgnored: source.ftsDamageIgnored,
+    nulReplaced: counts.nulReplaced,
+    seconds,
+    ...(verification ? { verification } : {}),
+  };
 }

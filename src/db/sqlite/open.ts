@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ConnectionError } from '../../errors.js';
+import { ConnectionError, StoreNotFoundError } from '../../errors.js';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA';
 
@@ -24,6 +24,8 @@ export interface SqliteOpenOptions {
   /** Force a journal mode (e.g. 'DELETE' on a network filesystem) instead of WAL with fallback. */
   journalMode?: 'WAL' | 'DELETE';
   readonly?: boolean;
+  /** Open the file only if it exists (readonly implies it): never create it. */
+  mustExist?: boolean;
 }
 
 
@@ -36,16 +38,19 @@ const WAL_REFUSAL_MARKERS = ['locking protocol', 'not authorized', 'disk i/o err
  */
 export function openSqlite(filePath: string, memory: boolean, options: SqliteOpenOptions): Database.Database {
   const where = memory ? 'sqlite::memory:' : `sqlite:${filePath}`;
+  const mustExist = !memory && (options.mustExist === true || options.readonly === true);
   if (!memory) {
-    const dir = path.dirname(path.resolve(filePath));
+    const file = path.resolve(filePath);
+    if (mustExist && !fs.existsSync(file)) throw new StoreNotFoundError(where, 'MISSING', file, `no such file ${file}`);
+    const dir = path.dirname(file);
     if (!fs.existsSync(dir)) throw new ConnectionError(where, `directory ${dir} does not exist`);
-    if (!options.readonly) createPrivateFile(filePath, where);
+    if (!mustExist) createPrivateFile(filePath, where);
   }
 
   let client: Database.Database;
   try {
     client = new Database(memory ? ':memory:' : filePath, {
-      fileMustExist: !memory && options.readonly === true,
+      fileMustExist: mustExist,
       readonly: options.readonly === true,
     });
   } catch (error) {
