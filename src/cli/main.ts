@@ -11,6 +11,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { writeHermesExport } from '../codecs/hermes-export.js';
 import Database from 'better-sqlite3';
 import { parseStoreUrl, redactUrl } from '../db/url.js';
+import { HISTORY_TABLE, LEGACY_HISTORY_TABLE } from '../db/migrations.js';
 import { copyStore } from '../transfer/copy.js';
 import { importHermesStateDb } from '../transfer/hermes-import.js';
 import type { TransferOptions } from '../transfer/pipeline.js';
@@ -79,7 +80,9 @@ function isHermesFile(url: string): string | null {
   let db: Database.Database | undefined;
   try {
     db = new Database(location.path, { readonly: true, fileMustExist: true });
-    const ours = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get() !== undefined;
+    // Our history table, or Drizzle's where versions up to 0.1.0 kept it (moved on the first migrating open).
+    const ours =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name IN (?, ?)").get(HISTORY_TABLE, LEGACY_HISTORY_TABLE) !== undefined;
     return ours ? null : location.path;
   } catch {
     return null; // not readable as SQLite: let openStore report it
