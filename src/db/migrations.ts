@@ -27,7 +27,12 @@ export const LEGACY_HISTORY_TABLE = '__drizzle_migrations';
  * database that already ran it: previous hash -> tag. A recorded previous hash counts as that migration
  * applied (databases migrated before the edit stay valid), and the one-time legacy move rewrites it.
  */
-export const SUPERSEDED_HASHES: ReadonlyMap<string, string> = new Map<string, string>([]);
+export const SUPERSEDED_HASHES: ReadonlyMap<string, string> = new Map([
+  // drizzle/pg/0001_hermes_v11_tables.sql as 0.1.0 shipped it: its three FOREIGN KEYs said
+  // REFERENCES "public"."sessions". Unqualified now, so the tables can live in any schema; in the
+  // default layout it resolves to the same table.
+  ['354cbc18e2836a25492832ddaf534c3184741e3255ee2d87ce680d4364d13b76', '0001_hermes_v11_tables'],
+]);
 
 export interface MigrationFile {
   /** The journal tag, e.g. `0002_fts5_search`. */
