@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MigrationError } from '../src/index.js';
-import { readMigrations } from '../src/db/migrations.js';
+import { SUPERSEDED_HASHES, readMigrations } from '../src/db/migrations.js';
+import { OLD_PG_TABLES_HASH } from './helpers/history.js';
 import { folderWith, readJournal, shippedFolder } from './helpers/migration-folders.js';
 
 /** SQLite migrations allowed to DROP TABLE, each with the test that proves it loses nothing. None yet. */
@@ -32,12 +33,30 @@ describe.each(['sqlite', 'pg'] as const)('shipped migrations [%s]', (dialect) =>
     for (const m of migrations) expect(m.statements.length, m.tag).toBeGreaterThan(0);
   });
 
+  it('names no schema: the tables go wherever the store is put', () => {
+    for (const e of journal.entries) {
+      const text = fs.readFileSync(path.join(folder, `${e.tag}.sql`), 'utf8');
+      expect(text, e.tag).not.toContain('"public".');
+    }
+  });
+
   it('rebuilds no SQLite table unless the rebuild is reviewed', () => {
     if (dialect !== 'sqlite') return;
     for (const e of journal.entries) {
       const text = fs.readFileSync(path.join(folder, `${e.tag}.sql`), 'utf8');
       if (/\bDROP\s+TABLE\b/i.test(text)) expect(REVIEWED_SQLITE_REBUILDS, e.tag).toHaveProperty(e.tag);
     }
+  });
+});
+
+describe('superseded hashes', () => {
+  it('map 0.1.0\'s hash of the Postgres tables migration (REFERENCES "public"."sessions") to its tag', () => {
+    expect(SUPERSEDED_HASHES.get(OLD_PG_TABLES_HASH)).toBe('0001_hermes_v11_tables');
+  });
+
+  it('are never a hash a shipped migration has now', () => {
+    const current = new Set([...readMigrations(shippedFolder('sqlite')), ...readMigrations(shippedFolder('pg'))].map((m) => m.hash));
+    for (const [hash, tag] of SUPERSEDED_HASHES) expect(current.has(hash), tag).toBe(false);
   });
 });
 

@@ -4,6 +4,8 @@
  */
 import type { Database } from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
+import { HISTORY_TABLE, LEGACY_HISTORY_TABLE } from './migrations.js';
+import { pgHistoryLocation } from './pg/history.js';
 import { type PgDb, rowsOf } from './pg/open.js';
 
 export interface ColumnInfo {
@@ -38,7 +40,7 @@ export interface ForeignKeyInfo {
 }
 
 export interface SchemaInfo {
-  /** Ordinary tables (not migration bookkeeping, not FTS virtual or shadow tables), by name. */
+  /** Ordinary tables (not migration bookkeeping, ours or Drizzle's, not FTS virtual or shadow tables), by name. */
   tables: Record<string, ColumnInfo[]>;
   indexes: IndexInfo[];
   foreignKeys: ForeignKeyInfo[];
@@ -50,6 +52,7 @@ export interface SchemaInfo {
 }
 
 const FTS5_SHADOW = /_(data|idx|content|docsize|config)$/;
+const BOOKKEEPING = new Set([HISTORY_TABLE, LEGACY_HISTORY_TABLE]);
 
 export function introspectSqlite(client: Database): SchemaInfo {
   const master = client
@@ -70,7 +73,7 @@ export function introspectSqlite(client: Database): SchemaInfo {
   };
   for (const o of master) {
     if (o.type === 'trigger') info.triggers.push({ name: o.name, table: o.tbl });
-    if (o.type !== 'table' || virtualNames.has(o.name) || isShadow(o.name) || o.name === '__drizzle_migrations') continue;
+    if (o.type !== 'table' || virtualNames.has(o.name) || isShadow(o.name) || BOOKKEEPING.has(o.name)) continue;
     const columns = client.prepare('SELECT * FROM pragma_table_xinfo(?)').all(o.name) as Array<{
       name: string;
       type: string;
@@ -136,6 +139,8 @@ export function introspectSqlite(client: Database): SchemaInfo {
 }
 
 export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
+  // Our history shares the store's schema when the store has one of its own (see pgHistoryLocation).
+  const history = pgHistoryLocation();
   const columns = rowsOf<{
     table_name: string;
     column_name: string;
@@ -157,6 +162,7 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
       FROM information_schema.columns c
       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
       WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
+        AND NOT (c.table_schema = ${history.schema} AND c.table_name = ${history.table})
       ORDER BY c.table_name, c.ordinal_position`),
   );
   const indexes = rowsOf<{ name: string; table: string; unique: boolean; columns: Array<string | null>; where: string | null }>(

@@ -1,11 +1,26 @@
 /**
  * Contract: the migrator. Idempotent, exactly-once under concurrency, hash-based (an out-of-order migration
- * is applied, not skipped), refuses databases from a newer version, and all-or-nothing on failure.
+ * is applied, not skipped), refuses databases from a newer version, and all-or-nothing on failure. Its
+ * history is its own table: an app's drizzle-kit history beside it is neither read nor written, and a
+ * database migrated by 0.1.0 (history in Drizzle's shared table) is moved over once.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { MigrationError, type MigrationReport, openStore } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { MigrationError, type MigrationReport, type SessionStore, openStore } from '../../src/index.js';
+import { readMigrations } from '../../src/db/migrations.js';
 import type { Harness } from '../backends.js';
-import { folderWith, latestWhen } from '../helpers/migration-folders.js';
+import {
+  HISTORY_TABLE,
+  OLD_PG_TABLES_HASH,
+  PG_HISTORY_SCHEMA,
+  appFolder,
+  drizzleMigrate,
+  folderHashes,
+  historyRows,
+  oldVersionFolder,
+  pgSchemaExists,
+  query,
+} from '../helpers/history.js';
+import { folderWith, latestWhen, shippedFolder } from '../helpers/migration-folders.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
 export function migrationsContract(h: Harness): void {
@@ -36,7 +51,9 @@ export function migrationsContract(h: Harness): void {
         const url = await h.freshUrl();
         const newer = folderWith(h.dialect, [
           { tag: '9000_from_the_future', when: after + 1000, sql: 'CREATE TABLE from_the_future (id integer);' },
+          { tag: '9001_further_future', when: after + 2000, sql: 'CREATE TABLE further_future (id integer);' },
         ]);
+        const unknown = readMigrations(newer).slice(-2).map((m) => m.hash);
         await (await openStore(url, { migrationsFolder: newer })).close();
         const error = await openStore(url).then(
           async (s) => {
@@ -47,11 +64,16 @@ export function migrationsContract(h: Harness): void {
         );
         expect(error).toBeInstanceOf(MigrationError);
         expect((error as MigrationError).reason).toBe('UNKNOWN_MIGRATIONS');
-        expect((error as MigrationError).message).toMatch(/newer version/);
+        const message = (error as MigrationError).message;
+        expect(message).toMatch(/newer version/);
+        // Every unknown hash in full, where they are recorded, and what to do.
+        for (const hash of unknown) expect(message).toContain(hash);
+        expect(message).toContain(HISTORY_TABLE);
+        expect(message).toMatch(/Upgrade hermes-sessiondb/);
         // Reading without migrating still works, and says what is unknown.
         const readOnly = await openStore(url, { migrate: false });
         try {
-          expect((await readOnly.migrationStatus()).unknownHashes).toHaveLength(1);
+          expect((await readOnly.migrationStatus()).unknownHashes).toEqual(unknown);
         } finally {
           await readOnly.close();
         }
@@ -128,5 +150,159 @@ export function migrationsContract(h: Harness): void {
       },
       60_000,
     );
+
+  describe('migration history', () => {
+    const shipped = folderHashes(shippedFolder(h.dialect));
+    const total = shipped.length;
+    const legacyTable = h.dialect === 'pg' ? '"drizzle"."__drizzle_migrations"' : '"__drizzle_migrations"';
+    // drizzle-kit's `migrations` config for our table (SQLite has no schemas: drizzle-orm ignores it there).
+    const ourTableConfig = { migrationsTable: HISTORY_TABLE, migrationsSchema: PG_HISTORY_SCHEMA };
+    const APP_WHEN = 1_600_000_000_000; // long before our first migration
+    const reopenSkip = h.skips.reopen;
+
+    /** Open without migrating, run `body`, close; then (where the backend can) reopen with migrations on and check. */
+    async function withDatabase(body: (store: SessionStore) => Promise<void>, reopened?: (store: SessionStore) => Promise<void>) {
+      const url = await h.freshUrl();
+      const store = await openStore(url, { migrate: false });
+      try {
+        await body(store);
+      } finally {
+        await store.close();
+      }
+      if (reopenSkip !== undefined || !reopened) return;
+      const again = await openStore(url);
+      try {
+        await reopened(again);
+      } finally {
+        await again.close();
+      }
+    }
+
+    const tables = async (store: SessionStore) => Object.keys((await store.introspect()).tables);
+
+    it('keeps its history in its own table, with the hashes and times drizzle-kit would record', async () => {
+      await withDatabase(async (store) => {
+        await store.migrate();
+        expect(await historyRows(store, 'ours')).toEqual(shipped);
+        expect(await historyRows(store, 'legacy')).toBeNull();
+        if (h.dialect === 'pg') expect(await pgSchemaExists(store, 'drizzle')).toBe(false);
+        expect(await tables(store)).not.toContain(HISTORY_TABLE);
+      });
+    });
+
+    it('moves the history of a database migrated by version 0.1.0 once, keeping its data and other apps\' rows', async () => {
+      const appRow = { hash: 'a'.repeat(64), createdAt: APP_WHEN };
+      let ours: unknown;
+      await withDatabase(
+        async (store) => {
+          // What 0.1.0 did (and drizzle-kit migrate with our folder): our rows in Drizzle's shared table.
+          await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
+          await query(store, `INSERT INTO ${legacyTable} ("hash", "created_at") VALUES (?, ?)`, [appRow.hash, appRow.createdAt]);
+          const legacyBefore = await historyRows(store, 'legacy');
+          expect(legacyBefore).toHaveLength(total + 1);
+          // On Postgres 0.1.0's 0001 had another text: its superseded hash is what the database records.
+          if (h.dialect === 'pg') expect(legacyBefore!.map((r) => r.hash)).toContain(OLD_PG_TABLES_HASH);
+          await store.createSession('s1', 'cli');
+          await store.appendMessage('s1', 'user', 'a message from before the move');
+          expect(await historyRows(store, 'ours')).toBeNull();
+          // Read-only status already counts the legacy rows as applied, and the app's row as nobody's business.
+          expect(await store.migrationStatus()).toEqual({ applied: expect.any(Array), pending: [], unknownHashes: [] });
+
+          expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+          ours = await historyRows(store, 'ours');
+          expect(ours).toEqual(shipped);
+          expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+          expect(await store.sessionCount()).toBe(1);
+          expect((await store.getMessages('s1')).map((m) => m.content)).toEqual(['a message from before the move']);
+          expect((await store.searchMessages('before')).map((hit) => hit.sessionId)).toEqual(['s1']);
+
+          // Once: the second run changes nothing.
+          expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+          expect(await historyRows(store, 'ours')).toEqual(ours);
+          expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+        },
+        async (store) => {
+          expect((await store.migrationStatus()).pending).toEqual([]);
+          expect(await historyRows(store, 'ours')).toEqual(ours);
+          expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+          expect(await store.messageCount()).toBe(1);
+        },
+      );
+    });
+
+    it('drops Drizzle\'s table (and on Postgres its schema) when only our rows were in it', async () => {
+      await withDatabase(async (store) => {
+        await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
+        await store.migrate();
+        expect(await historyRows(store, 'ours')).toEqual(shipped);
+        expect(await historyRows(store, 'legacy')).toBeNull();
+        if (h.dialect === 'pg') expect(await pgSchemaExists(store, 'drizzle')).toBe(false);
+      });
+    });
+
+    it('moves nothing when the run fails: the legacy history stays where it was', async () => {
+      const broken = folderWith(h.dialect, [{ tag: '9000_broken', when: after + 1000, sql: 'THIS IS NOT SQL;' }]);
+      const url = await h.freshUrl();
+      const store = await openStore(url, { migrate: false, migrationsFolder: broken });
+      try {
+        await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
+        const legacyBefore = await historyRows(store, 'legacy');
+        const error = await store.migrate().catch((e: unknown) => e);
+        expect((error as MigrationError).reason).toBe('STATEMENT_FAILED');
+        expect(await historyRows(store, 'ours')).toBeNull();
+        expect(await historyRows(store, 'legacy')).toEqual(legacyBefore);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('opens a database whose app migrated first with drizzle-kit (its history is not ours to judge)', async () => {
+      const app = appFolder(h.dialect, APP_WHEN);
+      let appHistory: unknown;
+      await withDatabase(
+        async (store) => {
+          await drizzleMigrate(store, { migrationsFolder: app });
+          appHistory = await historyRows(store, 'legacy');
+          expect(appHistory).toEqual(folderHashes(app));
+          const report = await store.migrate();
+          expect(report.applied).toHaveLength(total);
+          expect(await tables(store)).toEqual(expect.arrayContaining(['app_users', 'sessions', 'messages']));
+          expect(await historyRows(store, 'ours')).toEqual(shipped);
+          expect(await historyRows(store, 'legacy')).toEqual(appHistory);
+        },
+        async (store) => {
+          expect(await tables(store)).toEqual(expect.arrayContaining(['app_users', 'sessions', 'messages']));
+          expect(await historyRows(store, 'legacy')).toEqual(appHistory);
+        },
+      );
+    });
+
+    it('lets an app migrate after us: drizzle-kit applies its migrations even when they are dated before ours', async () => {
+      const app = appFolder(h.dialect, APP_WHEN);
+      await withDatabase(async (store) => {
+        await store.migrate();
+        await drizzleMigrate(store, { migrationsFolder: app });
+        expect(await tables(store)).toEqual(expect.arrayContaining(['app_users', 'sessions', 'messages']));
+        expect(await historyRows(store, 'legacy')).toEqual(folderHashes(app));
+        expect(await historyRows(store, 'ours')).toEqual(shipped);
+        expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+      });
+    });
+
+    it('agrees with drizzle-kit pointed at our folder and our history table, both ways', async () => {
+      const migrationsFolder = shippedFolder(h.dialect);
+      await withDatabase(async (store) => {
+        await drizzleMigrate(store, { migrationsFolder, ...ourTableConfig });
+        expect(await historyRows(store, 'ours')).toEqual(shipped);
+        expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+      });
+      await withDatabase(async (store) => {
+        await store.migrate();
+        await drizzleMigrate(store, { migrationsFolder, ...ourTableConfig });
+        expect(await historyRows(store, 'ours')).toEqual(shipped);
+        expect(await historyRows(store, 'legacy')).toBeNull();
+      });
+    });
+  });
   });
 }

@@ -182,7 +182,8 @@ describe('opening a Hermes state.db written by the Python reference', () => {
       expect(sha256(copy)).toBe(digest);
       const raw = new Database(copy, { readonly: true });
       try {
-        expect(raw.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name = '__drizzle_migrations'").pluck().get()).toBe(0);
+        const histories = "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('__hermes_sessiondb_migrations', '__drizzle_migrations')";
+        expect(raw.prepare(histories).pluck().get()).toBe(0);
       } finally {
         raw.close();
       }

@@ -7,16 +7,20 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  type LegacyRow,
+  type MigrationFile,
   type MigrationReport,
   type MigrationStatus,
   assertAllRecorded,
   assertNoUnknownMigrations,
   foreignDatabaseError,
+  legacyRowsToMove,
   planMigrations,
   readMigrations,
   statementFailed,
 } from '../migrations.js';
 import { DatabaseError } from '../../errors.js';
+import { type PgHistoryLocation, displayName, pgHistoryLocation, pgLegacyHistoryLocation, qualifiedName } from './history.js';
 import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
 
 export interface PgMigrateOptions {
@@ -39,11 +43,65 @@ async function tableExists(db: PgExecutor, schema: string, table: string): Promi
   return row?.exists === true;
 }
 
-async function recordedHashes(db: PgExecutor): Promise<string[]> {
-  if (!(await tableExists(db, 'drizzle', '__drizzle_migrations'))) return [];
-  return rowsOf<{ hash: string }>(await db.execute(sql`SELECT hash FROM drizzle.__drizzle_migrations`)).map(
+/** Hashes in our history, in the order they were recorded. */
+async function recordedHashes(db: PgExecutor, history: PgHistoryLocation): Promise<string[]> {
+  if (!(await tableExists(db, history.schema, history.table))) return [];
+  return rowsOf<{ hash: string }>(await db.execute(sql`SELECT "hash" FROM ${qualifiedName(history)} ORDER BY "id"`)).map(
     (r) => r.hash,
   );
+}
+
+/** Drizzle's own DDL for the history table, so `drizzle-kit migrate` pointed at it writes compatible rows. */
+async function createHistory(tx: PgExecutor, history: PgHistoryLocation): Promise<void> {
+  await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS ${sql.identifier(history.schema)}`);
+  await tx.execute(
+    sql`CREATE TABLE IF NOT EXISTS ${qualifiedName(history)} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
+  );
+}
+
+/** Every row of the legacy table, in id order (created_at as text: copied exactly, whatever the driver makes of bigint). */
+async function legacyRows(db: PgExecutor, legacy: PgHistoryLocation): Promise<LegacyRow[]> {
+  if (!(await tableExists(db, legacy.schema, legacy.table))) return [];
+  return rowsOf<{ id: number; hash: string; created_at: string | null }>(
+    await db.execute(sql`SELECT "id", "hash", "created_at"::text AS "created_at" FROM ${qualifiedName(legacy)} ORDER BY "id"`),
+  ).map((r) => ({ key: r.id, hash: r.hash, createdAt: r.created_at }));
+}
+
+/**
+ * A database migrated by a version up to 0.1.0 keeps our history in Drizzle's shared table: move our rows
+ * (known or superseded hashes) into our table once, leave every other app's row where it is, and drop the
+ * shared table (and Drizzle's schema) only when nothing else is left in it. Runs under the migration lock,
+ * in the migration's transaction, and only while our own history is empty.
+ */
+async function moveLegacyHistory(
+  tx: PgExecutor,
+  local: MigrationFile[],
+  history: PgHistoryLocation,
+  legacy: PgHistoryLocation | undefined,
+): Promise<void> {
+  if (legacy === undefined || !(await tableExists(tx, legacy.schema, legacy.table))) return;
+  if ((await recordedHashes(tx, history)).length > 0) return;
+  // Until commit, a concurrent drizzle-kit can read the table but not add a row we would then drop.
+  await tx.execute(sql`LOCK TABLE ${qualifiedName(legacy)} IN EXCLUSIVE MODE`);
+  const rows = await legacyRows(tx, legacy);
+  const ours = legacyRowsToMove(local, rows);
+  if (ours.length === 0) return;
+  await createHistory(tx, history);
+  for (const row of ours) {
+    await tx.execute(
+      sql`INSERT INTO ${qualifiedName(history)} ("hash", "created_at") VALUES (${row.currentHash}, CAST(${row.createdAt} AS bigint))`,
+    );
+    await tx.execute(sql`DELETE FROM ${qualifiedName(legacy)} WHERE "id" = ${row.key}`);
+  }
+  if (ours.length < rows.length) return;
+  await tx.execute(sql`DROP TABLE ${qualifiedName(legacy)}`);
+  // RESTRICT would fail the whole migration on a non-empty schema: look first (each object in a schema depends on it).
+  const [left] = rowsOf<{ objects: boolean }>(
+    await tx.execute(sql`SELECT EXISTS (
+      SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_namespace n ON n.oid = d.refobjid
+      WHERE d.refclassid = 'pg_catalog.pg_namespace'::regclass AND n.nspname = ${legacy.schema}) AS "objects"`),
+  );
+  if (left?.objects === false) await tx.execute(sql`DROP SCHEMA ${sql.identifier(legacy.schema)}`);
 }
 
 export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
@@ -55,22 +113,23 @@ export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, opti
 
 async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
-  // Fast path without the lock: an up-to-date database (the common open) needs nothing.
-  const current = planMigrations(local, await recordedHashes(conn.db));
-  if (current.pending.length === 0 && current.unknownHashes.length === 0) {
+  const history = pgHistoryLocation();
+  const legacy = pgLegacyHistoryLocation();
+  // Fast path without the lock: an up-to-date database (the common open) needs nothing. An empty history
+  // always takes the lock: a new database, or one whose legacy history is still to be moved.
+  const seen = await recordedHashes(conn.db, history);
+  const current = planMigrations(local, seen);
+  if (seen.length > 0 && current.pending.length === 0 && current.unknownHashes.length === 0) {
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   return conn.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
-    const recorded = await recordedHashes(tx);
-    if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where);
+    await moveLegacyHistory(tx, local, history, legacy);
+    const recorded = await recordedHashes(tx, history);
+    if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where, 'pg');
     const plan = planMigrations(local, recorded);
-    assertNoUnknownMigrations(plan, options.where);
-    // Drizzle's own DDL for the bookkeeping table, so drizzle-kit and this migrator share it.
-    await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS drizzle`);
-    await tx.execute(
-      sql`CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
-    );
+    assertNoUnknownMigrations(plan, options.where, displayName(history));
+    await createHistory(tx, history);
     for (const migration of plan.pending) {
       try {
         for (const statement of migration.statements) await tx.execute(sql.raw(statement));
@@ -78,16 +137,24 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
         throw statementFailed(migration.tag, error);
       }
       await tx.execute(
-        sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES (${migration.hash}, ${migration.createdAt})`,
+        sql`INSERT INTO ${qualifiedName(history)} ("hash", "created_at") VALUES (${migration.hash}, ${migration.createdAt})`,
       );
     }
-    assertAllRecorded(local, await recordedHashes(tx), options.where);
+    assertAllRecorded(local, await recordedHashes(tx, history), options.where);
     return { applied: plan.pending.map((m) => m.tag), alreadyApplied: plan.applied.length, total: local.length };
   });
 }
 
+/**
+ * What is applied. Read-only: a database whose history still sits in the legacy table (not yet opened with
+ * migrations on) reports the migrations recorded there as applied; other apps' rows there are not ours to report.
+ */
 export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string): Promise<MigrationStatus> {
-  const plan = planMigrations(readMigrations(migrationsFolder), await recordedHashes(db));
+  const local = readMigrations(migrationsFolder);
+  let recorded = await recordedHashes(db, pgHistoryLocation());
+  const legacy = pgLegacyHistoryLocation();
+  if (recorded.length === 0 && legacy !== undefined) recorded = legacyRowsToMove(local, await legacyRows(db, legacy)).map((r) => r.currentHash);
+  const plan = planMigrations(local, recorded);
   return {
     applied: plan.applied.map((m) => m.tag),
     pending: plan.pending.map((m) => m.tag),

@@ -9,20 +9,31 @@
 import type { Database } from 'better-sqlite3';
 import { MigrationError } from '../../errors.js';
 import {
+  HISTORY_TABLE,
+  LEGACY_HISTORY_TABLE,
+  type LegacyRow,
+  type MigrationFile,
   type MigrationReport,
   type MigrationStatus,
   assertAllRecorded,
   assertNoUnknownMigrations,
   foreignDatabaseError,
+  legacyRowsToMove,
   planMigrations,
   readMigrations,
   statementFailed,
 } from '../migrations.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 
-const MIGRATIONS_TABLE = '__drizzle_migrations';
-// Drizzle's own DDL for the table, so drizzle-kit and this migrator share it.
-const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`;
+// Fixed SQL text: the table names are constants. Drizzle's own DDL for the history table, so
+// `drizzle-kit migrate` given { migrations: { table: '__hermes_sessiondb_migrations' } } writes compatible rows.
+const CREATE_HISTORY = `CREATE TABLE IF NOT EXISTS "${HISTORY_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`;
+// Drizzle's SQLite ids are NULL (SERIAL is no rowid alias there): the rowid is the order rows were recorded in.
+const SELECT_HISTORY = `SELECT "hash" FROM "${HISTORY_TABLE}" ORDER BY rowid`;
+const INSERT_HISTORY = `INSERT INTO "${HISTORY_TABLE}" ("hash", "created_at") VALUES (?, ?)`;
+const SELECT_LEGACY = `SELECT rowid AS "key", "hash", "created_at" AS "createdAt" FROM "${LEGACY_HISTORY_TABLE}" ORDER BY rowid`;
+const DELETE_LEGACY = `DELETE FROM "${LEGACY_HISTORY_TABLE}" WHERE rowid = ?`;
+const DROP_LEGACY = `DROP TABLE "${LEGACY_HISTORY_TABLE}"`;
 
 export interface SqliteMigrateOptions {
   migrationsFolder: string;
@@ -35,16 +46,44 @@ function tableExists(client: Database, name: string): boolean {
 }
 
 function recordedHashes(client: Database): string[] {
-  if (!tableExists(client, MIGRATIONS_TABLE)) return [];
-  return client.prepare(`SELECT hash FROM "${MIGRATIONS_TABLE}"`).pluck().all() as string[];
+  if (!tableExists(client, HISTORY_TABLE)) return [];
+  return client.prepare(SELECT_HISTORY).pluck().all() as string[];
+}
+
+function legacyRows(client: Database): LegacyRow[] {
+  if (!tableExists(client, LEGACY_HISTORY_TABLE)) return [];
+  return client.prepare(SELECT_LEGACY).all() as LegacyRow[];
+}
+
+/**
+ * A database migrated by a version up to 0.1.0 keeps our history in Drizzle's shared table: move our rows
+ * (known or superseded hashes) into our table once, leave every other app's row where it is, and drop the
+ * shared table only when nothing else is left in it. Runs inside the migration's BEGIN IMMEDIATE transaction,
+ * and only while our own history is empty.
+ */
+function moveLegacyHistory(client: Database, local: MigrationFile[]): void {
+  if (recordedHashes(client).length > 0) return;
+  const rows = legacyRows(client);
+  const ours = legacyRowsToMove(local, rows);
+  if (ours.length === 0) return;
+  client.exec(CREATE_HISTORY);
+  const insert = client.prepare(INSERT_HISTORY);
+  const remove = client.prepare(DELETE_LEGACY);
+  for (const row of ours) {
+    insert.run(row.currentHash, row.createdAt);
+    remove.run(row.key);
+  }
+  if (ours.length === rows.length) client.exec(DROP_LEGACY);
 }
 
 export async function migrateSqlite(client: Database, options: SqliteMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
   // Fast path without the write lock: an up-to-date database (the common open) needs nothing. The read
   // itself can meet SQLITE_BUSY while another process migrates (no WAL yet on a new file), so it retries.
-  const current = planMigrations(local, await retryWhileBusy(() => recordedHashes(client), { deadlineMs: options.deadlineMs }));
-  if (current.pending.length === 0 && current.unknownHashes.length === 0) {
+  // An empty history always takes the lock: a new database, or one whose legacy history is still to be moved.
+  const seen = await retryWhileBusy(() => recordedHashes(client), { deadlineMs: options.deadlineMs });
+  const current = planMigrations(local, seen);
+  if (seen.length > 0 && current.pending.length === 0 && current.unknownHashes.length === 0) {
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   client.pragma('foreign_keys = OFF');
@@ -52,12 +91,13 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
     return await immediateTransaction(
       client,
       () => {
+        moveLegacyHistory(client, local);
         const recorded = recordedHashes(client);
-        if (recorded.length === 0 && tableExists(client, 'sessions')) throw foreignDatabaseError(options.where);
+        if (recorded.length === 0 && tableExists(client, 'sessions')) throw foreignDatabaseError(options.where, 'sqlite');
         const plan = planMigrations(local, recorded);
-        assertNoUnknownMigrations(plan, options.where);
-        client.exec(CREATE_MIGRATIONS_TABLE);
-        const record = client.prepare(`INSERT INTO "${MIGRATIONS_TABLE}" ("hash", "created_at") VALUES (?, ?)`);
+        assertNoUnknownMigrations(plan, options.where, `"${HISTORY_TABLE}"`);
+        client.exec(CREATE_HISTORY);
+        const record = client.prepare(INSERT_HISTORY);
         for (const migration of plan.pending) {
           try {
             for (const statement of migration.statements) client.exec(statement);
@@ -88,8 +128,15 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
   }
 }
 
+/**
+ * What is applied. Read-only: a database whose history still sits in the legacy table (not yet opened with
+ * migrations on) reports the migrations recorded there as applied; other apps' rows there are not ours to report.
+ */
 export function sqliteMigrationStatus(client: Database, migrationsFolder: string): MigrationStatus {
-  const plan = planMigrations(readMigrations(migrationsFolder), recordedHashes(client));
+  const local = readMigrations(migrationsFolder);
+  let recorded = recordedHashes(client);
+  if (recorded.length === 0) recorded = legacyRowsToMove(local, legacyRows(client)).map((r) => r.currentHash);
+  const plan = planMigrations(local, recorded);
   return {
     applied: plan.applied.map((m) => m.tag),
     pending: plan.pending.map((m) => m.tag),
