@@ -16,7 +16,7 @@ const checks: Array<[string, string[]]> = [
     'attw',
     [
       tarball,
-      // The package is ESM with a `require` condition on the same files: Node >= 20.19 loads them with
+      // The package is ESM with a `require` condition on the same files: Node ^20.19 / >=22.12 loads them with
       // require(esm), and TypeScript >= 5.8 types it under `module: nodenext`. attw (TypeScript 5.6 inside)
       // predates both and reports every `require` resolution as cjs-resolves-to-esm; the package tests prove
       // the require path for real (test/package/load.test.ts, consumer-types.test.ts).
