@@ -104,7 +104,9 @@ describe('the packed package installed into an app', () => {
       expect(sqlFiles, output).toEqual(['0000_app_init.sql']);
       const sql = fs.readFileSync(path.join(out, sqlFiles[0]!), 'utf8');
       const q = (name: string) => `${quote}${name}${quote}`;
-      for (const table of ['app_notes', 'sessions', 'messages']) expect(sql).toContain(`CREATE TABLE ${q(table)}`);
+      // Our tables may sit in a Postgres schema ("hermes"."sessions"): the qualifier is optional here.
+      const table = (name: string) => new RegExp(`CREATE TABLE (?:${q('\\w+')}\\.)?${q(name)} \\(`);
+      for (const name of ['app_notes', 'sessions', 'messages']) expect(sql).toMatch(table(name));
       // The app's foreign key to our table made it through.
       expect(sql).toMatch(new RegExp(`FOREIGN KEY \\(${q('session_id')}\\) REFERENCES [^;]*${q('sessions')}\\(${q('id')}\\)`));
 
