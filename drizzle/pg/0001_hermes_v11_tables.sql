@@ -81,9 +81,9 @@ CREATE TABLE "telegram_dm_topic_mode" (
 	"pinned_message_id" text
 );
 --> statement-breakpoint
-ALTER TABLE "messages" ADD CONSTRAINT "messages_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "sessions" ADD CONSTRAINT "sessions_parent_session_id_sessions_id_fk" FOREIGN KEY ("parent_session_id") REFERENCES "public"."sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "telegram_dm_topic_bindings" ADD CONSTRAINT "telegram_dm_topic_bindings_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "public"."sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "messages" ADD CONSTRAINT "messages_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_parent_session_id_sessions_id_fk" FOREIGN KEY ("parent_session_id") REFERENCES "sessions"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "telegram_dm_topic_bindings" ADD CONSTRAINT "telegram_dm_topic_bindings_session_id_sessions_id_fk" FOREIGN KEY ("session_id") REFERENCES "sessions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "idx_messages_session" ON "messages" USING btree ("session_id","timestamp");--> statement-breakpoint
 CREATE INDEX "idx_sessions_source" ON "sessions" USING btree ("source");--> statement-breakpoint
 CREATE INDEX "idx_sessions_parent" ON "sessions" USING btree ("parent_session_id");--> statement-breakpoint
