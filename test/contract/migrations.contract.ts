@@ -3,7 +3,7 @@
  * is applied, not skipped), refuses databases from a newer version, and all-or-nothing on failure.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { MigrationError, type MigrationReport, openStore } from '../../src/index.js';
+import { MigrationError, type MigrationReport } from '../../src/index.js';
 import type { Harness } from '../backends.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
@@ -37,8 +37,8 @@ export function migrationsContract(h: Harness): void {
         const newer = folderWith(h.dialect, [
           { tag: '9000_from_the_future', when: after + 1000, sql: 'CREATE TABLE from_the_future (id integer);' },
         ]);
-        await (await openStore(url, { migrationsFolder: newer })).close();
-        const error = await openStore(url).then(
+        await (await h.openAt(url, { migrationsFolder: newer })).close();
+        const error = await h.openAt(url).then(
           async (s) => {
             await s.close();
             return undefined;
@@ -49,7 +49,7 @@ export function migrationsContract(h: Harness): void {
         expect((error as MigrationError).reason).toBe('UNKNOWN_MIGRATIONS');
         expect((error as MigrationError).message).toMatch(/newer version/);
         // Reading without migrating still works, and says what is unknown.
-        const readOnly = await openStore(url, { migrate: false });
+        const readOnly = await h.openAt(url, { migrate: false });
         try {
           expect((await readOnly.migrationStatus()).unknownHashes).toHaveLength(1);
         } finally {
@@ -65,8 +65,8 @@ export function migrationsContract(h: Harness): void {
         const branchB = { tag: '9000_branch_b', when: after + 1000, sql: 'CREATE TABLE branch_b (id integer);' };
         const branchC = { tag: '9001_branch_c', when: after + 2000, sql: 'CREATE TABLE branch_c (id integer);' };
         // The database first meets C; then the merged code ships B, whose timestamp is older than C's.
-        await (await openStore(url, { migrationsFolder: folderWith(h.dialect, [branchC]) })).close();
-        const merged = await openStore(url, { migrate: false, migrationsFolder: folderWith(h.dialect, [branchB, branchC]) });
+        await (await h.openAt(url, { migrationsFolder: folderWith(h.dialect, [branchC]) })).close();
+        const merged = await h.openAt(url, { migrate: false, migrationsFolder: folderWith(h.dialect, [branchB, branchC]) });
         try {
           const report = await merged.migrate();
           expect(report.applied).toEqual(['9000_branch_b']);
@@ -106,7 +106,7 @@ export function migrationsContract(h: Harness): void {
       `applies each migration exactly once when four processes migrate at the same moment${multiProcessSkip ? ` (skipped: ${multiProcessSkip})` : ''}`,
       async () => {
         const url = await h.freshUrl();
-        const workers = Array.from({ length: 4 }, () => spawnTs('./migrate-worker.ts', [url]));
+        const workers = Array.from({ length: 4 }, () => spawnTs('./migrate-worker.ts', [url, ...(h.schema ? [h.schema] : [])]));
         await Promise.all(workers.map((w) => waitForLine(w, (l) => l === 'ready')));
         const results = workers.map((w) => waitForLine(w, (l) => l.startsWith('{')));
         for (const w of workers) w.stdin.write('go\n');
@@ -117,7 +117,7 @@ export function migrationsContract(h: Harness): void {
         // Every migration applied by exactly one process.
         expect(appliedTags).toHaveLength(total);
         expect(new Set(appliedTags).size).toBe(total);
-        const store = await openStore(url, { migrate: false });
+        const store = await h.openAt(url, { migrate: false });
         try {
           const status = await store.migrationStatus();
           expect(status.applied).toHaveLength(total);
