@@ -176,8 +176,8 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
 
   it('(a) two stores in two schemas of one database see and search nothing of each other', async () => {
     const url = await pg.freshUrl();
-    const alpha = await open(url, { schema: 'alpha' });
-    const beta = await open(url, { schema: 'beta' });
+    // Opened (and migrated) at the same moment: different schemas, one pg_trgm to create.
+    const [alpha, beta] = await Promise.all([open(url, { schema: 'alpha' }), open(url, { schema: 'beta' })]);
     await exercise(alpha, 'sess-a', 'aardvark');
     await exercise(beta, 'sess-b', 'bumblebee');
     await alpha.createSession('shared-id', 'alpha');

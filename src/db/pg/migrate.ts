@@ -50,6 +50,9 @@ function migrationLockKey(schema: string): string {
  */
 async function enterStoreSchema(tx: PgExecutor, schema: string): Promise<void> {
   if (schema !== DEFAULT_PG_SCHEMA) await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS ${quotedSchema(schema)}`);
+  // Migrators of different schemas hold different locks, but pg_trgm is one per database: two of them creating
+  // it at once would fail one on pg_extension's unique index. Taken last, so no two locks are taken in either order.
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:extensions'))`);
   const [trgm] = rowsOf<{ schema: string }>(
     await tx.execute(sql`SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
       JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`),
