@@ -84,6 +84,7 @@ export {
 export { nowEpochSeconds, roundToMicros } from './codecs/time.js';
 export * as sqliteSchema from './schema/sqlite.js';
 export * as pgSchema from './schema/pg.js';
+export { hermesPgTables, type HermesPgTables } from './schema/pg.js';
 export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn, type UnknownTable } from './transfer/hermes-import.js';
 export { copyStore, type CopyReport, type CopyOptions } from './transfer/copy.js';
 export { transferRows, TransferRefusedError, type TransferOptions, type TransferProgress, type TransferCounts } from './transfer/pipeline.js';

@@ -13,6 +13,7 @@ import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
 import { SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
+import { DEFAULT_PG_SCHEMA, pgSchemaName } from './sql/tables.js';
 
 /** How long SQLite waits for a lock while a store opens (then `busyTimeoutMs`). */
 const OPEN_BUSY_TIMEOUT_MS = 1000;
@@ -55,6 +56,12 @@ export const openStoreOptionsSchema = z
      * refusing it with UnsupportedLocaleError. For reading such a database out (copy, export), not for serving.
      */
     allowAsciiOnlyCtype: z.boolean().default(false),
+    /**
+     * Postgres only: the schema holding every table, function, index, trigger and sequence of the store, and its
+     * migration history (created if missing). Default: the tables in `public`, as every store had before. Runtime
+     * SQL names the schema explicitly, so the connection's search_path does not matter. Refused on SQLite.
+     */
+    schema: pgSchemaName.optional(),
     /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
     clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })
@@ -79,6 +86,8 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   let store: SessionStore;
   let backend: SqliteBackend | PgBackend;
   if (location.backend === 'sqlite') {
+    // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
+    if (opts.schema !== undefined) throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
     const readonly = opts.readonly && !location.memory;
     const client = openSqlite(location.path, location.memory, {
       // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
@@ -98,6 +107,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     backend = sqlite;
     store = new SessionStore(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
   } else {
+    const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
     const pg =
       location.backend === 'postgres'
         ? new PgBackend({
@@ -106,19 +116,22 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
             opened: await openPostgres(location.url, {
               poolSize: opts.poolSize,
               connectTimeoutSeconds: opts.connectTimeoutSeconds,
+              schema,
             }),
             migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
             allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
+            schema,
           })
         : new PgBackend({
             url: location.dataDir === null ? 'pglite:memory' : `pglite:${location.dataDir}`,
             driver: 'pglite',
-            opened: await openPglite(location.dataDir),
+            opened: await openPglite(location.dataDir, schema),
             migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
             allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
+            schema,
           });
     backend = pg;
-    store = new SessionStore(pg, new PgDialect(pg), clock, opts.searchRankWindow);
+    store = new SessionStore(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow);
   }
 
   try {

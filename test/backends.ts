@@ -12,7 +12,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { type OpenStoreOptions, type SessionStore, openStore } from '../src/index.js';
 
-export type HarnessName = 'sqlite-file' | 'sqlite-memory' | 'pglite' | 'postgres';
+export type HarnessName = 'sqlite-file' | 'sqlite-memory' | 'pglite' | 'postgres' | 'pglite-schema' | 'postgres-schema';
 
 /** Capabilities some tests need; a harness without one names why in `skips`. */
 export type Capability = 'multi-process' | 'reopen';
@@ -28,6 +28,10 @@ export interface Harness {
   freshUrl(): Promise<string>;
   /** Open a fresh database (migrated unless options say otherwise). */
   open(options?: OpenStoreOptions): Promise<SessionStore>;
+  /** Open the store at `url` (from freshUrl) with the harness's own options (its schema), then `options`. */
+  openAt(url: string, options?: OpenStoreOptions): Promise<SessionStore>;
+  /** Postgres: the schema the harness's stores live in (absent: the default layout). */
+  schema?: string;
   /** Drop everything this harness created. */
   cleanup(): Promise<void>;
 }
@@ -50,6 +54,7 @@ export function sqliteFileHarness(): Harness {
     skips: {},
     freshUrl,
     open: async (options) => openStore(await freshUrl(), options),
+    openAt: (url, options) => openStore(url, options),
     cleanup: async () => {
       for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     },
@@ -66,11 +71,17 @@ export function sqliteMemoryHarness(): Harness {
     },
     freshUrl: async () => 'sqlite::memory:',
     open: (options) => openStore(':memory:', options),
+    openAt: (url, options) => openStore(url, options),
     cleanup: async () => {},
   };
 }
 
-export function pgliteHarness(): Harness {
+/** Options every store of a harness opens with: its schema, when it has one. */
+const withSchema = (schema: string | undefined, options?: OpenStoreOptions): OpenStoreOptions =>
+  schema === undefined ? (options ?? {}) : { schema, ...options };
+
+/** `schema`: every store of the harness lives in that Postgres schema (the `-schema` harnesses). */
+export function pgliteHarness(schema?: string): Harness {
   const dirs: string[] = [];
   let n = 0;
   const freshUrl = async () => {
@@ -78,14 +89,16 @@ export function pgliteHarness(): Harness {
     return `pglite:${path.join(dirs[0]!, `pgdata-${n++}`)}`;
   };
   return {
-    name: 'pglite',
+    name: schema === undefined ? 'pglite' : 'pglite-schema',
     dialect: 'pg',
+    schema,
     skips: {
       'multi-process': 'PGlite runs inside one process; a second process cannot share its data directory',
     },
     freshUrl,
     // In-memory PGlite is the fast path for tests that do not reopen the database.
-    open: (options) => openStore('pglite:memory', options),
+    open: (options) => openStore('pglite:memory', withSchema(schema, options)),
+    openAt: (url, options) => openStore(url, withSchema(schema, options)),
     cleanup: async () => {
       for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     },
@@ -105,7 +118,7 @@ async function probePostgres(): Promise<string | undefined> {
   }
 }
 
-export async function postgresHarness(): Promise<Harness> {
+export async function postgresHarness(schema?: string): Promise<Harness> {
   const unavailable = await probePostgres();
   const created: string[] = [];
   const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
@@ -120,12 +133,14 @@ export async function postgresHarness(): Promise<Harness> {
     return url.toString();
   };
   return {
-    name: 'postgres',
+    name: schema === undefined ? 'postgres' : 'postgres-schema',
     dialect: 'pg',
+    schema,
     skips: {},
     unavailable,
     freshUrl,
-    open: async (options) => openStore(await freshUrl(), options),
+    open: async (options) => openStore(await freshUrl(), withSchema(schema, options)),
+    openAt: (url, options) => openStore(url, withSchema(schema, options)),
     cleanup: async () => {
       if (!admin) return;
       for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);

@@ -8,6 +8,7 @@ import type { MessageContent, MessageContentInput } from '../codecs/content.js';
 import type { JsonInput, JsonValue } from '../codecs/json.js';
 import type { Op } from './ops.js';
 import type { QueryNode } from '../search/query.js';
+import type { TableNames } from '../sql/tables.js';
 
 export type SearchOrder = 'relevance' | 'newest' | 'oldest';
 
@@ -92,6 +93,8 @@ export interface WriteOptions {
 
 export interface Dialect {
   readonly name: 'sqlite' | 'pg';
+  /** Our tables as runtime SQL names them: schema-qualified on Postgres (never through search_path), bare on SQLite. */
+  readonly t: TableNames;
 
   /** Typed parameters (Postgres cannot infer a type for a bare NULL in CASE/COALESCE). */
   text(value: string | null | undefined): SQL;
@@ -111,6 +114,7 @@ export interface Dialect {
    * Insert many rows in few statements (imports and copies). Values come in column order as JS values:
    * text a string, int/real a number, time epoch seconds, json JSON text (text that is not JSON is kept
    * as a JSON string on Postgres), bool a boolean; null for NULL. `onConflict` is the statement's tail.
+   * `table` is one of our table names, unqualified: the dialect qualifies it.
    */
   bulkInsert(table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void>;
   /** The message content columns for bulkInsert, and their values for a stored (text or "\x00json:") content. */

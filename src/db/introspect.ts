@@ -138,9 +138,8 @@ export function introspectSqlite(client: Database): SchemaInfo {
   return info;
 }
 
-export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
-  // Our history shares the store's schema when the store has one of its own (see pgHistoryLocation).
-  const history = pgHistoryLocation();
+/** The store in `schema` (default public); the migration history table is not one of its tables. */
+export async function introspectPg(db: PgDb, schema = 'public'): Promise<SchemaInfo> {
   const columns = rowsOf<{
     table_name: string;
     column_name: string;
@@ -161,8 +160,7 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
              ) AS is_pk
       FROM information_schema.columns c
       JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-      WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE'
-        AND NOT (c.table_schema = ${history.schema} AND c.table_name = ${history.table})
+      WHERE c.table_schema = ${schema} AND t.table_type = 'BASE TABLE' AND c.table_name <> '__hermes_sessiondb_migrations'
       ORDER BY c.table_name, c.ordinal_position`),
   );
   const indexes = rowsOf<{ name: string; table: string; unique: boolean; columns: Array<string | null>; where: string | null }>(
@@ -178,7 +176,7 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
       JOIN pg_class i ON i.oid = ix.indexrelid
       JOIN pg_class t ON t.oid = ix.indrelid
       JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = 'public' AND NOT ix.indisprimary
+      WHERE n.nspname = ${schema} AND NOT ix.indisprimary
         AND NOT EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conindid = ix.indexrelid)
       ORDER BY i.relname`),
   );
@@ -195,13 +193,13 @@ export async function introspectPg(db: PgDb): Promise<SchemaInfo> {
       JOIN pg_class cl ON cl.oid = con.conrelid
       JOIN pg_class rt ON rt.oid = con.confrelid
       JOIN pg_namespace n ON n.oid = cl.relnamespace
-      WHERE con.contype = 'f' AND n.nspname = 'public'`),
+      WHERE con.contype = 'f' AND n.nspname = ${schema}`),
   );
   const triggers = rowsOf<{ name: string; table: string }>(
     await db.execute(sql`
       SELECT tg.tgname AS name, c.relname AS "table" FROM pg_trigger tg
       JOIN pg_class c ON c.oid = tg.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = 'public' AND NOT tg.tgisinternal`),
+      WHERE n.nspname = ${schema} AND NOT tg.tgisinternal`),
   );
   const extensions = rowsOf<{ extname: string }>(await db.execute(sql`SELECT extname FROM pg_extension`));
 

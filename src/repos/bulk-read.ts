@@ -45,7 +45,7 @@ export class BulkReadRepo {
     const { d } = this.ctx;
     const columns = this.select([...SESSION_PLAIN, ...SESSION_TIMES], SESSION_JSON);
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT ${columns} FROM sessions ORDER BY id`);
+      return yield* queryRows(sql`SELECT ${columns} FROM ${d.t.sessions} ORDER BY id`);
     }).then((rows) => rows.map((r) => {
       for (const k of SESSION_TIMES) this.time(r, k);
       this.stored(r, SESSION_FREE, SESSION_JSON);
@@ -58,7 +58,7 @@ export class BulkReadRepo {
     const { d } = this.ctx;
     const columns = this.select(MESSAGE_PLAIN, MESSAGE_JSON, d.storedContentColumns);
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT ${columns} FROM messages WHERE id > ${d.int(afterId)} ORDER BY id LIMIT ${d.int(limit)}`);
+      return yield* queryRows(sql`SELECT ${columns} FROM ${d.t.messages} WHERE id > ${d.int(afterId)} ORDER BY id LIMIT ${d.int(limit)}`);
     }).then((rows) => rows.map((r) => {
       this.time(r, 'timestamp');
       r.id = d.decode.int(r.id);
@@ -72,21 +72,21 @@ export class BulkReadRepo {
   messageCount(): Promise<number> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return d.decode.int((yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM messages`))?.n);
+      return d.decode.int((yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.messages}`))?.n);
     });
   }
 
   meta(): Promise<RawRow[]> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT key, value FROM state_meta ORDER BY key`);
+      return yield* queryRows(sql`SELECT key, value FROM ${d.t.stateMeta} ORDER BY key`);
     });
   }
 
   topicModes(): Promise<RawRow[]> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT * FROM telegram_dm_topic_mode ORDER BY chat_id`);
+      return yield* queryRows(sql`SELECT * FROM ${d.t.telegramDmTopicMode} ORDER BY chat_id`);
     }).then((rows) => rows.map((r) => {
       for (const k of ['activated_at', 'updated_at', 'capability_checked_at']) this.time(r, k);
       return r;
@@ -96,7 +96,7 @@ export class BulkReadRepo {
   topicBindings(): Promise<RawRow[]> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT * FROM telegram_dm_topic_bindings ORDER BY chat_id, thread_id`);
+      return yield* queryRows(sql`SELECT * FROM ${d.t.telegramDmTopicBindings} ORDER BY chat_id, thread_id`);
     }).then((rows) => rows.map((r) => {
       for (const k of ['linked_at', 'updated_at']) this.time(r, k);
       return r;

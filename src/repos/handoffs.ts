@@ -19,7 +19,7 @@ export class HandoffRepo {
     const { d } = this.ctx;
     return d.write(function* () {
       const updated = yield* rows(sql`
-        UPDATE sessions SET handoff_state = 'pending', handoff_platform = ${d.text(platform)}, handoff_error = NULL
+        UPDATE ${d.t.sessions} SET handoff_state = 'pending', handoff_platform = ${d.text(platform)}, handoff_error = NULL
         WHERE id = ${d.text(sessionId)} AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))
         RETURNING id`);
       return updated.length > 0;
@@ -31,7 +31,7 @@ export class HandoffRepo {
     const { d } = this.ctx;
     return d.read(function* () {
       const row = yield* first<Record<string, unknown>>(
-        sql`SELECT handoff_state, handoff_platform, handoff_error FROM sessions WHERE id = ${d.text(sessionId)}`,
+        sql`SELECT handoff_state, handoff_platform, handoff_error FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`,
       );
       if (!row) return null;
       const s = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -43,7 +43,7 @@ export class HandoffRepo {
   listPending(): Promise<SessionRow[]> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const found = yield* rows(sql`SELECT * FROM sessions WHERE handoff_state = 'pending'
+      const found = yield* rows(sql`SELECT * FROM ${d.t.sessions} WHERE handoff_state = 'pending'
                                     ORDER BY started_at ASC, ${d.binary(sql`id`)} ASC`);
       return found.map((r) => decodeSession(r, d.decode));
     });
@@ -54,7 +54,7 @@ export class HandoffRepo {
     const { d } = this.ctx;
     return d.write(function* () {
       const updated = yield* rows(sql`
-        UPDATE sessions SET handoff_state = 'running'
+        UPDATE ${d.t.sessions} SET handoff_state = 'running'
         WHERE id = ${d.text(sessionId)} AND handoff_state = 'pending' RETURNING id`);
       return updated.length > 0;
     });
@@ -63,7 +63,7 @@ export class HandoffRepo {
   complete(sessionId: string): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`);
     });
   }
 
@@ -72,7 +72,7 @@ export class HandoffRepo {
     const { d } = this.ctx;
     const message = pySlice(error, MAX_HANDOFF_ERROR_LENGTH);
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`);
     });
   }
 }

@@ -55,9 +55,9 @@ export class ImportRepo {
     const { d } = this.ctx;
     return d.write(function* () {
       for (const [id, parent] of links) {
-        yield* exec(sql`UPDATE sessions SET parent_session_id = ${d.text(parent)}
+        yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = ${d.text(parent)}
                         WHERE id = ${d.text(id)} AND parent_session_id IS NULL
-                          AND EXISTS (SELECT 1 FROM sessions p WHERE p.id = ${d.text(parent)})`);
+                          AND EXISTS (SELECT 1 FROM ${d.t.sessions} p WHERE p.id = ${d.text(parent)})`);
       }
     });
   }
@@ -77,7 +77,7 @@ export class ImportRepo {
     const { d } = this.ctx;
     return d.write(function* () {
       for (const r of rows) {
-        yield* exec(sql`INSERT INTO state_meta (key, value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ON CONFLICT (key) DO NOTHING`);
+        yield* exec(sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ON CONFLICT (key) DO NOTHING`);
       }
     });
   }
@@ -87,7 +87,7 @@ export class ImportRepo {
     const bool = (v: unknown) => (v === null || v === undefined ? null : Boolean(Number(v)));
     return d.write(function* () {
       for (const r of modes) {
-        yield* exec(sql`INSERT INTO telegram_dm_topic_mode (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
+        yield* exec(sql`INSERT INTO ${d.t.telegramDmTopicMode} (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
             allows_users_to_create_topics, capability_checked_at, intro_message_id, pinned_message_id)
           VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.user_id))}, ${d.bool(bool(r.enabled) ?? true)}, ${d.time(num(r.activated_at) ?? 0)},
             ${d.time(num(r.updated_at) ?? 0)}, ${d.bool(bool(r.has_topics_enabled))}, ${d.bool(bool(r.allows_users_to_create_topics))},
@@ -95,7 +95,7 @@ export class ImportRepo {
           ON CONFLICT (chat_id) DO NOTHING`);
       }
       for (const r of bindings) {
-        yield* exec(sql`INSERT INTO telegram_dm_topic_bindings (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
+        yield* exec(sql`INSERT INTO ${d.t.telegramDmTopicBindings} (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
           VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.thread_id))}, ${d.text(str(r.user_id))}, ${d.text(str(r.session_key))},
             ${d.text(str(r.session_id))}, ${d.text(str(r.managed_mode) ?? 'auto')}, ${d.time(num(r.linked_at) ?? 0)}, ${d.time(num(r.updated_at) ?? 0)})
           ON CONFLICT DO NOTHING`);
@@ -107,7 +107,7 @@ export class ImportRepo {
   existingSessions(ids: string[]): Promise<Array<{ id: string; source: string; startedAt: number }>> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const found = yield* queryRows(sql`SELECT id, source, started_at FROM sessions WHERE id IN (${sql.join(ids.map((i) => d.text(i)), sql`, `)})`);
+      const found = yield* queryRows(sql`SELECT id, source, started_at FROM ${d.t.sessions} WHERE id IN (${sql.join(ids.map((i) => d.text(i)), sql`, `)})`);
       return found.map((r) => ({ id: String(r.id), source: String(r.source), startedAt: d.decode.time(r.started_at) }));
     });
   }
@@ -116,7 +116,7 @@ export class ImportRepo {
   existingMessages(ids: number[]): Promise<Array<{ id: number; sessionId: string; role: string; timestamp: number }>> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const found = yield* queryRows(sql`SELECT id, session_id, role, timestamp FROM messages WHERE id IN (${sql.join(ids.map((i) => d.int(i)), sql`, `)})`);
+      const found = yield* queryRows(sql`SELECT id, session_id, role, timestamp FROM ${d.t.messages} WHERE id IN (${sql.join(ids.map((i) => d.int(i)), sql`, `)})`);
       return found.map((r) => ({ id: d.decode.int(r.id), sessionId: String(r.session_id), role: String(r.role), timestamp: d.decode.time(r.timestamp) }));
     });
   }

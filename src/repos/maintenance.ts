@@ -25,7 +25,7 @@ export class ExportRepo {
     const { d } = this.ctx;
     const listOp = this.messages.listOpFor(sessionId);
     return d.read(function* () {
-      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(sessionId)}`);
+      const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
       if (!row) return null;
       return { ...decodeSession(row, d.decode), messages: yield* listOp() };
     });
@@ -61,7 +61,7 @@ export class ExportRepo {
     const { d } = this.ctx;
     const page = this.messagePageOp(sessionId, 0, limit);
     return d.read(function* () {
-      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(sessionId)}`);
+      const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
       return row ? { session: decodeSession(row, d.decode), messages: yield* page() } : null;
     });
   }
@@ -75,7 +75,7 @@ export class ExportRepo {
     const { d } = this.ctx;
     return function* () {
       const found = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
         WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(afterId)}
         ORDER BY m.id LIMIT ${d.int(limit)}`);
       return found.map((r) => decodeMessage(r, d.decode));
@@ -132,7 +132,7 @@ export class MaintenanceRepo {
         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens, COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd,
         COALESCE(SUM(actual_cost_usd), 0) AS actual_cost_usd
-      FROM sessions GROUP BY ${sql.raw(column)} ORDER BY COUNT(*) DESC, ${d.binary(sql.raw(column))}`;
+      FROM ${d.t.sessions} GROUP BY ${sql.raw(column)} ORDER BY COUNT(*) DESC, ${d.binary(sql.raw(column))}`;
     const decodeGroup = (r: Record<string, unknown>): UsageGroup => ({
       key: r.key === null || r.key === undefined ? null : String(r.key),
       sessions: d.decode.int(r.sessions),
@@ -146,8 +146,8 @@ export class MaintenanceRepo {
       actualCostUsd: Number(r.actual_cost_usd ?? 0),
     });
     return d.read(function* () {
-      const sessions = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM sessions`);
-      const messages = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM messages`);
+      const sessions = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.sessions}`);
+      const messages = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.messages}`);
       const byModel = (yield* rows(group('model'))).map(decodeGroup);
       const bySource = (yield* rows(group('source'))).map(decodeGroup);
       const size = yield* first<{ bytes: unknown }>(d.databaseSize);

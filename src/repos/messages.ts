@@ -77,11 +77,11 @@ export class MessageRepo {
     return d.write(function* () {
       // The counter update doubles as the existence check (and, on Postgres, locks the session row).
       const touched = yield* rows(sql`
-        UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1,
+        UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + 1,
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
       if (touched.length === 0) throw new SessionNotFoundError(sessionId);
-      const inserted = yield* first<{ id: unknown }>(sql`INSERT INTO messages (${row.columns}) VALUES ${row.values} RETURNING id`);
+      const inserted = yield* first<{ id: unknown }>(sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values} RETURNING id`);
       return d.decode.int(inserted!.id);
     }, { lane: sessionId });
   }
@@ -102,11 +102,11 @@ export class MessageRepo {
         toolCalls += toolCallCount(m.toolCalls);
         return this.values(sessionId, m.role, m.content, m, roundToMicros(now + (i + k) * 1e-6), true);
       });
-      batches.push(sql`INSERT INTO messages (${chunk[0]!.columns}) VALUES ${sql.join(chunk.map((v) => v.values), sql`, `)} RETURNING id`);
+      batches.push(sql`INSERT INTO ${d.t.messages} (${chunk[0]!.columns}) VALUES ${sql.join(chunk.map((v) => v.values), sql`, `)} RETURNING id`);
     }
     return d.write(function* () {
       const touched = yield* rows(sql`
-        UPDATE sessions SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
+        UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
       if (touched.length === 0) throw new SessionNotFoundError(sessionId);
@@ -136,16 +136,16 @@ export class MessageRepo {
       toolCalls += toolCallCount(m.toolCalls);
       chunk.push(v.values);
       if (chunk.length === INSERT_BATCH || k === messages.length - 1) {
-        batches.push(sql`INSERT INTO messages (${v.columns}) VALUES ${sql.join(chunk, sql`, `)}`);
+        batches.push(sql`INSERT INTO ${d.t.messages} (${v.columns}) VALUES ${sql.join(chunk, sql`, `)}`);
         chunk = [];
       }
     });
     return d.write(function* () {
       const touched = yield* rows(sql`
-        UPDATE sessions SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
+        UPDATE ${d.t.sessions} SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
       if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
-      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(sessionId)}`);
+      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`);
       for (const batch of batches) yield* exec(batch);
     }, { lane: sessionId });
   }
@@ -154,7 +154,7 @@ export class MessageRepo {
     const { d } = this.ctx;
     return function* () {
       const found = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
         WHERE m.session_id IN (${sql.join(sessionIds.map((id) => d.text(id)), sql`, `)})
         ORDER BY m.id`);
       return found.map((r) => decodeMessage(r, d.decode));
@@ -186,13 +186,13 @@ export class MessageRepo {
     return function* (): Op<MessagesAround> {
       // An integer past 2^53 cannot be a stored id exactly, so nothing is looked up for it.
       if (!Number.isSafeInteger(anchorId)) return { window: [], messagesBefore: 0, messagesAfter: 0 };
-      const anchor = yield* first(sql`SELECT id FROM messages WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`);
+      const anchor = yield* first(sql`SELECT id FROM ${d.t.messages} WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`);
       if (!anchor) return { window: [], messagesBefore: 0, messagesAfter: 0 };
       const before = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m WHERE m.session_id = ${d.text(sessionId)} AND m.id <= ${d.int(anchorId)}
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} AND m.id <= ${d.int(anchorId)}
         ORDER BY m.id DESC LIMIT ${d.int(w + 1)}`);
       const after = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(anchorId)}
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(anchorId)}
         ORDER BY m.id ASC LIMIT ${d.int(w)}`);
       return {
         window: [...before.reverse(), ...after].map((r) => decodeMessage(r, d.decode)),
@@ -227,11 +227,11 @@ export class MessageRepo {
       const firstId = around.window[0]!.id;
       const lastId = around.window[around.window.length - 1]!.id;
       const start = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
         WHERE m.session_id = ${d.text(sessionId)} AND m.id < ${d.int(firstId)} ${roleFilter('m')} AND ${d.contentLength('m')} > 0
         ORDER BY m.id ASC LIMIT ${d.int(b)}`);
       const end = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM messages m
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
         WHERE m.session_id = ${d.text(sessionId)} AND m.id > ${d.int(lastId)} ${roleFilter('m')} AND ${d.contentLength('m')} > 0
         ORDER BY m.id DESC LIMIT ${d.int(b)}`);
       const kept = keepRoles === null ? null : new Set(keepRoles);
@@ -250,8 +250,8 @@ export class MessageRepo {
     return d.read(function* () {
       const row = yield* first<{ n: unknown }>(
         sessionId
-          ? sql`SELECT COUNT(*) AS n FROM messages WHERE session_id = ${d.text(sessionId)}`
-          : sql`SELECT COUNT(*) AS n FROM messages`,
+          ? sql`SELECT COUNT(*) AS n FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`
+          : sql`SELECT COUNT(*) AS n FROM ${d.t.messages}`,
       );
       return d.decode.int(row?.n);
     });

@@ -7,7 +7,7 @@ import type { RepoContext } from './context.js';
 /** Upsert one key; usable inside another repository's write. */
 export function setMetaOp(d: Dialect, key: string, value: string | null): () => Op<void> {
   return function* () {
-    yield* exec(sql`INSERT INTO state_meta (key, value) VALUES (${d.text(key)}, ${d.text(value)})
+    yield* exec(sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(key)}, ${d.text(value)})
                     ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
   };
 }
@@ -18,7 +18,7 @@ export class MetaRepo {
   get(key: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first<{ value: unknown }>(sql`SELECT value FROM state_meta WHERE key = ${d.text(key)}`);
+      const row = yield* first<{ value: unknown }>(sql`SELECT value FROM ${d.t.stateMeta} WHERE key = ${d.text(key)}`);
       return row?.value === null || row?.value === undefined ? null : String(row.value);
     });
   }

@@ -220,17 +220,17 @@ export class SearchRepo {
         const idList = sql.join(chunk.map((id) => d.int(id)), sql`, `);
         const neighbours = yield* rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
           SELECT t.id,
-            (SELECT p.id FROM messages p WHERE p.session_id = t.session_id
+            (SELECT p.id FROM ${d.t.messages} p WHERE p.session_id = t.session_id
                AND (p.timestamp < t.timestamp OR (p.timestamp = t.timestamp AND p.id < t.id))
              ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev_id,
-            (SELECT n.id FROM messages n WHERE n.session_id = t.session_id
+            (SELECT n.id FROM ${d.t.messages} n WHERE n.session_id = t.session_id
                AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
              ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
-          FROM messages t WHERE t.id IN (${idList})`);
+          FROM ${d.t.messages} t WHERE t.id IN (${idList})`);
         const wanted = [...new Set(neighbours.flatMap((n) => [n.id, n.prev_id, n.next_id]).filter((v) => v !== null && v !== undefined).map((v) => d.decode.int(v)))];
         if (wanted.length === 0) return;
         // Only the head of each message is read: a context entry is 200 characters, whatever the row's size.
-        const messages = yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM messages m
+        const messages = yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
           WHERE m.id IN (${sql.join(wanted.map((id) => d.int(id)), sql`, `)})`);
         const byId = new Map(
           messages.map((r) => [d.decode.int(r.id), { role: String(r.role), content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS) }]),

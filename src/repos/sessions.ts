@@ -7,7 +7,7 @@ import { isTruthy } from '../codecs/json.js';
 import { exec, first, rows } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
-import { ROOTS_AND_BRANCHES, byChainActivity, richColumns, whereAll } from '../sql/listing.js';
+import { byChainActivity, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
 import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
@@ -73,12 +73,12 @@ export class SessionRepo {
     const modelConfig = isTruthy(fields.modelConfig) ? fields.modelConfig : null;
     const parent = fields.parentSessionId ?? null;
     return d.write(function* () {
-      if (yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}`)) return id;
-      if (parent !== null && !(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(parent)}`))) {
+      if (yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}`)) return id;
+      if (parent !== null && !(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(parent)}`))) {
         throw new SessionNotFoundError(parent, 'parent session');
       }
       yield* exec(sql`
-        INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
+        INSERT INTO ${d.t.sessions} (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
         VALUES (${d.text(id)}, ${d.text(source)}, ${d.text(fields.userId)}, ${d.text(fields.model)}, ${d.json(modelConfig)},
                 ${d.freeText(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
         ON CONFLICT (id) DO NOTHING`);
@@ -89,7 +89,7 @@ export class SessionRepo {
   get(id: string): Promise<SessionRow | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first(sql`SELECT * FROM sessions WHERE id = ${d.text(id)}`);
+      const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(id)}`);
       return row ? decodeSession(row, d.decode) : null;
     });
   }
@@ -98,10 +98,10 @@ export class SessionRepo {
   resolveId(idOrPrefix: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const exact = yield* first<{ id: string }>(sql`SELECT id FROM sessions WHERE id = ${d.text(idOrPrefix)}`);
+      const exact = yield* first<{ id: string }>(sql`SELECT id FROM ${d.t.sessions} WHERE id = ${d.text(idOrPrefix)}`);
       if (exact) return String(exact.id);
       const matches = yield* rows<{ id: string }>(sql`
-        SELECT id FROM sessions WHERE ${d.likeAsciiCi(sql`id`, `${escapeLike(idOrPrefix)}%`)}
+        SELECT id FROM ${d.t.sessions} WHERE ${d.likeAsciiCi(sql`id`, `${escapeLike(idOrPrefix)}%`)}
         ORDER BY started_at DESC LIMIT 2`);
       return matches.length === 1 ? String(matches[0]!.id) : null;
     });
@@ -112,7 +112,7 @@ export class SessionRepo {
     const { d } = this.ctx;
     const now = this.ctx.now();
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
+      yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
                       WHERE id = ${d.text(id)} AND ended_at IS NULL`);
     }, { lane: id });
   }
@@ -120,14 +120,14 @@ export class SessionRepo {
   reopen(id: string): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
     }, { lane: id });
   }
 
   updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
-      yield* exec(sql`UPDATE sessions SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
     }, { lane: id });
   }
 
@@ -170,9 +170,9 @@ export class SessionRepo {
         api_call_count = COALESCE(api_call_count, 0) + ${d.int(c.apiCallCount)}`;
     return d.write(function* () {
       yield* exec(sql`
-        INSERT INTO sessions (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
+        INSERT INTO ${d.t.sessions} (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
         ON CONFLICT (id) DO NOTHING`);
-      yield* exec(sql`UPDATE sessions SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
     }, { lane: id });
   }
 
@@ -183,10 +183,10 @@ export class SessionRepo {
     return d.maintain(function* () {
       // Lock the row before deleting its messages: an append that holds it commits first and its message
       // goes with the rest; one that comes after finds no session. Never a message left without its session.
-      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(id)}${d.forUpdate}`))) return false;
-      yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
-      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
-      yield* exec(sql`DELETE FROM sessions WHERE id = ${d.text(id)}`);
+      if (!(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}${d.forUpdate}`))) return false;
+      yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
+      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
+      yield* exec(sql`DELETE FROM ${d.t.sessions} WHERE id = ${d.text(id)}`);
       return true;
     }, { lane: id });
   }
@@ -194,8 +194,8 @@ export class SessionRepo {
   clearMessages(id: string): Promise<void> {
     const { d } = this.ctx;
     return d.maintain(function* () {
-      yield* exec(sql`DELETE FROM messages WHERE session_id = ${d.text(id)}`);
-      yield* exec(sql`UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
+      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
+      yield* exec(sql`UPDATE ${d.t.sessions} SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
     }, { lane: id });
   }
 
@@ -204,7 +204,7 @@ export class SessionRepo {
     const { d } = this.ctx;
     const cutoff = this.ctx.now() - olderThanDays * 86400;
     return d.read(function* () {
-      const row = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM sessions c
+      const row = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} c
         WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`);
       return d.decode.int(row?.n);
     });
@@ -219,7 +219,7 @@ export class SessionRepo {
   async prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
     const { d } = this.ctx;
     const cutoff = this.ctx.now() - olderThanDays * 86400;
-    const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM sessions c
+    const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM ${d.t.sessions} c
       WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}
       ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}${d.forUpdate}`;
     let total = 0;
@@ -237,9 +237,9 @@ export class SessionRepo {
         }
         if (batch.length === 0) return 0;
         const ids = sql.join(batch.map((id) => d.text(id)), sql`, `);
-        yield* exec(sql`UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
-        yield* exec(sql`DELETE FROM messages WHERE session_id IN (${ids})`);
-        return (yield* rows(sql`DELETE FROM sessions WHERE id IN (${ids}) RETURNING id`)).length;
+        yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
+        yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id IN (${ids})`);
+        return (yield* rows(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids}) RETURNING id`)).length;
       });
       if (deleted === 0) return total;
       total += deleted;
@@ -250,7 +250,7 @@ export class SessionRepo {
     const { d } = this.ctx;
     return d.read(function* () {
       const row = yield* first<{ n: unknown }>(
-        source ? sql`SELECT COUNT(*) AS n FROM sessions WHERE source = ${d.text(source)}` : sql`SELECT COUNT(*) AS n FROM sessions`,
+        source ? sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} WHERE source = ${d.text(source)}` : sql`SELECT COUNT(*) AS n FROM ${d.t.sessions}`,
       );
       return d.decode.int(row?.n);
     });
@@ -260,7 +260,7 @@ export class SessionRepo {
   richRow(id: string) {
     const { d } = this.ctx;
     return function* () {
-      const row = yield* first(sql`SELECT ${richColumns(d)} FROM sessions s WHERE s.id = ${d.text(id)}`);
+      const row = yield* first(sql`SELECT ${richColumns(d)} FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}`);
       return row ? decodeRichSession(row, d.decode) : null;
     };
   }
@@ -268,7 +268,7 @@ export class SessionRepo {
   listRich(o: ListRichOptions): Promise<RichSessionRow[]> {
     const { d } = this.ctx;
     const conditions: SQL[] = [];
-    if (!o.includeChildren) conditions.push(ROOTS_AND_BRANCHES);
+    if (!o.includeChildren) conditions.push(rootsAndBranches(d));
     if (o.source) conditions.push(sql`s.source = ${d.text(o.source)}`);
     if (o.excludeSources && o.excludeSources.length > 0) {
       conditions.push(sql`s.source NOT IN (${sql.join(o.excludeSources.map((s) => d.text(s)), sql`, `)})`);
@@ -277,7 +277,7 @@ export class SessionRepo {
     const limit = sqlLimit(o.limit);
     const query = o.orderByLastActive
       ? byChainActivity(d, where, limit, o.offset)
-      : sql`SELECT ${richColumns(d)} FROM sessions s ${where}
+      : sql`SELECT ${richColumns(d)} FROM ${d.t.sessions} s ${where}
             ORDER BY s.started_at DESC, ${d.binary(sql`s.id`)} DESC LIMIT ${d.int(limit)} OFFSET ${d.int(o.offset)}`;
     const project = o.projectCompressionTips && !o.includeChildren;
     const lineage = this.lineage;

@@ -36,7 +36,7 @@ export class TelegramTopicRepo {
     return d.write(function* () {
       yield* markSchema();
       yield* exec(sql`
-        INSERT INTO telegram_dm_topic_mode (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
+        INSERT INTO ${d.t.telegramDmTopicMode} (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
                                             allows_users_to_create_topics, capability_checked_at)
         VALUES (${d.text(o.chatId)}, ${d.text(o.userId)}, ${d.bool(true)}, ${d.time(now)}, ${d.time(now)},
                 ${d.bool(o.hasTopicsEnabled)}, ${d.bool(o.allowsUsersToCreateTopics)}, ${d.time(now)})
@@ -52,9 +52,9 @@ export class TelegramTopicRepo {
     const { d } = this.ctx;
     const now = this.ctx.now();
     return d.write(function* () {
-      yield* exec(sql`UPDATE telegram_dm_topic_mode SET enabled = ${d.bool(false)}, updated_at = ${d.time(now)}
+      yield* exec(sql`UPDATE ${d.t.telegramDmTopicMode} SET enabled = ${d.bool(false)}, updated_at = ${d.time(now)}
                       WHERE chat_id = ${d.text(chatId)}`);
-      if (clearBindings) yield* exec(sql`DELETE FROM telegram_dm_topic_bindings WHERE chat_id = ${d.text(chatId)}`);
+      if (clearBindings) yield* exec(sql`DELETE FROM ${d.t.telegramDmTopicBindings} WHERE chat_id = ${d.text(chatId)}`);
     });
   }
 
@@ -63,7 +63,7 @@ export class TelegramTopicRepo {
     const { d } = this.ctx;
     return d.read(function* () {
       const row = yield* first<{ enabled: unknown }>(
-        sql`SELECT enabled FROM telegram_dm_topic_mode WHERE chat_id = ${d.text(chatId)} AND user_id = ${d.text(userId)}`,
+        sql`SELECT enabled FROM ${d.t.telegramDmTopicMode} WHERE chat_id = ${d.text(chatId)} AND user_id = ${d.text(userId)}`,
       );
       return row ? d.decode.bool(row.enabled) === true : false;
     });
@@ -72,7 +72,7 @@ export class TelegramTopicRepo {
   getBinding(chatId: string, threadId: string): Promise<TelegramTopicBinding | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first(sql`SELECT * FROM telegram_dm_topic_bindings
+      const row = yield* first(sql`SELECT * FROM ${d.t.telegramDmTopicBindings}
                                    WHERE chat_id = ${d.text(chatId)} AND thread_id = ${d.text(threadId)}`);
       return row ? decodeBinding(row, d.decode) : null;
     });
@@ -89,16 +89,16 @@ export class TelegramTopicRepo {
     return d.write(function* () {
       yield* markSchema();
       const bound = yield* first<{ chat_id: unknown; thread_id: unknown }>(
-        sql`SELECT chat_id, thread_id FROM telegram_dm_topic_bindings WHERE session_id = ${d.text(o.sessionId)}`,
+        sql`SELECT chat_id, thread_id FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(o.sessionId)}`,
       );
       if (bound && (String(bound.chat_id) !== o.chatId || String(bound.thread_id) !== o.threadId)) {
         throw new TopicAlreadyLinkedError(o.sessionId);
       }
-      if (!(yield* first(sql`SELECT 1 AS hit FROM sessions WHERE id = ${d.text(o.sessionId)}`))) {
+      if (!(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(o.sessionId)}`))) {
         throw new SessionNotFoundError(o.sessionId);
       }
       yield* exec(sql`
-        INSERT INTO telegram_dm_topic_bindings (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
+        INSERT INTO ${d.t.telegramDmTopicBindings} (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
         VALUES (${d.text(o.chatId)}, ${d.text(o.threadId)}, ${d.text(o.userId)}, ${d.text(o.sessionKey)}, ${d.text(o.sessionId)},
                 ${d.text(o.managedMode)}, ${d.time(now)}, ${d.time(now)})
         ON CONFLICT (chat_id, thread_id) DO UPDATE SET
@@ -110,7 +110,7 @@ export class TelegramTopicRepo {
   isSessionLinked(sessionId: string): Promise<boolean> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return (yield* first(sql`SELECT 1 AS hit FROM telegram_dm_topic_bindings WHERE session_id = ${d.text(sessionId)} LIMIT 1`)) !== undefined;
+      return (yield* first(sql`SELECT 1 AS hit FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(sessionId)} LIMIT 1`)) !== undefined;
     });
   }
 
@@ -123,9 +123,9 @@ export class TelegramTopicRepo {
     return d.read(function* () {
       const found = yield* rows(sql`
         SELECT * FROM (
-          SELECT ${richColumns(d)} FROM sessions s
+          SELECT ${richColumns(d)} FROM ${d.t.sessions} s
           WHERE s.source = 'telegram' AND s.user_id = ${d.text(userId)}
-            AND NOT EXISTS (SELECT 1 FROM telegram_dm_topic_bindings b WHERE b.session_id = s.id)
+            AND NOT EXISTS (SELECT 1 FROM ${d.t.telegramDmTopicBindings} b WHERE b.session_id = s.id)
         ) listed
         ORDER BY listed.last_active DESC, listed.started_at DESC, ${d.binary(sql`listed.id`)} DESC
         LIMIT ${d.int(sqlLimit(limit))}`);

@@ -46,11 +46,11 @@ export class TitleRepo {
     return d.write(function* () {
       if (cleaned !== null) {
         const holder = yield* first<{ id: unknown }>(
-          sql`SELECT id FROM sessions WHERE title = ${d.text(cleaned)} AND id <> ${d.text(sessionId)}`,
+          sql`SELECT id FROM ${d.t.sessions} WHERE title = ${d.text(cleaned)} AND id <> ${d.text(sessionId)}`,
         );
         if (holder) throw new TitleConflictError(cleaned, String(holder.id));
       }
-      const updated = yield* rows(sql`UPDATE sessions SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`);
+      const updated = yield* rows(sql`UPDATE ${d.t.sessions} SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`);
       return updated.length > 0;
     }, { lane: sessionId });
   }
@@ -58,7 +58,7 @@ export class TitleRepo {
   get(sessionId: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first<{ title: unknown }>(sql`SELECT title FROM sessions WHERE id = ${d.text(sessionId)}`);
+      const row = yield* first<{ title: unknown }>(sql`SELECT title FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
       return row?.title === null || row?.title === undefined ? null : String(row.title);
     });
   }
@@ -66,7 +66,7 @@ export class TitleRepo {
   getSessionByTitle(title: string): Promise<SessionRow | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first(sql`SELECT * FROM sessions WHERE title = ${d.text(title)}`);
+      const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE title = ${d.text(title)}`);
       return row ? decodeSession(row, d.decode) : null;
     });
   }
@@ -78,9 +78,9 @@ export class TitleRepo {
   resolve(title: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const exact = yield* first<{ id: unknown }>(sql`SELECT id FROM sessions WHERE title = ${d.text(title)}`);
+      const exact = yield* first<{ id: unknown }>(sql`SELECT id FROM ${d.t.sessions} WHERE title = ${d.text(title)}`);
       const numbered = yield* first<{ id: unknown }>(sql`
-        SELECT id FROM sessions WHERE ${d.likeAsciiCi(sql`title`, `${escapeLike(title)} #%`)}
+        SELECT id FROM ${d.t.sessions} WHERE ${d.likeAsciiCi(sql`title`, `${escapeLike(title)} #%`)}
         ORDER BY started_at DESC, ${d.binary(sql`id`)} DESC LIMIT 1`);
       if (numbered) return String(numbered.id);
       return exact ? String(exact.id) : null;
@@ -93,7 +93,7 @@ export class TitleRepo {
     const base = NUMBERED.exec(baseTitle)?.[1] ?? baseTitle;
     return d.read(function* () {
       const found = yield* rows<{ title: unknown }>(sql`
-        SELECT title FROM sessions WHERE title = ${d.text(base)} OR ${d.likeAsciiCi(sql`title`, `${escapeLike(base)} #%`)}`);
+        SELECT title FROM ${d.t.sessions} WHERE title = ${d.text(base)} OR ${d.likeAsciiCi(sql`title`, `${escapeLike(base)} #%`)}`);
       if (found.length === 0) return base;
       // BigInt: Python's int has no ceiling, so "#99999999999999999999" still counts up exactly.
       let max = 1n;

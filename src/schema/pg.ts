@@ -24,12 +24,16 @@ import {
   index,
   integer,
   jsonb,
+  type PgTableFn,
+  pgSchema,
   pgTable,
   primaryKey,
   text,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../codecs/time.js';
+import { ValidationError } from '../errors.js';
+import { pgSchemaName } from '../sql/tables.js';
 
 /** `timestamptz` in the database, Unix epoch seconds (a number) in TypeScript. */
 export const epochSeconds = customType<{ data: number; driverData: string }>({
@@ -44,120 +48,157 @@ export const epochSeconds = customType<{ data: number; driverData: string }>({
  */
 const counter = (name: string) => bigint(name, { mode: 'number' }).notNull().default(0);
 
-export const sessions = pgTable(
-  'sessions',
-  {
-    id: text('id').primaryKey(),
-    source: text('source').notNull(),
-    userId: text('user_id'),
-    model: text('model'),
-    modelConfig: jsonb('model_config').$type<unknown>(),
-    systemPrompt: text('system_prompt'),
-    parentSessionId: text('parent_session_id'),
-    startedAt: epochSeconds('started_at').notNull(),
-    endedAt: epochSeconds('ended_at'),
-    endReason: text('end_reason'),
-    messageCount: counter('message_count'),
-    toolCallCount: counter('tool_call_count'),
-    inputTokens: counter('input_tokens'),
-    outputTokens: counter('output_tokens'),
-    cacheReadTokens: counter('cache_read_tokens'),
-    cacheWriteTokens: counter('cache_write_tokens'),
-    reasoningTokens: counter('reasoning_tokens'),
-    billingProvider: text('billing_provider'),
-    billingBaseUrl: text('billing_base_url'),
-    billingMode: text('billing_mode'),
-    // double precision, not numeric: the same IEEE values as SQLite's REAL, so sums agree across backends.
-    estimatedCostUsd: doublePrecision('estimated_cost_usd'),
-    actualCostUsd: doublePrecision('actual_cost_usd'),
-    costStatus: text('cost_status'),
-    costSource: text('cost_source'),
-    pricingVersion: text('pricing_version'),
-    title: text('title'),
-    apiCallCount: counter('api_call_count'),
-    handoffState: text('handoff_state'),
-    handoffPlatform: text('handoff_platform'),
-    handoffError: text('handoff_error'),
-  },
-  (t) => [
-    // No ON DELETE action, as in Hermes: deletes re-parent children explicitly instead of cascading.
-    foreignKey({ columns: [t.parentSessionId], foreignColumns: [t.id] }),
-    index('idx_sessions_source').on(t.source),
-    index('idx_sessions_parent').on(t.parentSessionId),
-    index('idx_sessions_started').on(t.startedAt.desc()),
-    uniqueIndex('idx_sessions_title_unique').on(t.title).where(sql`${t.title} IS NOT NULL`),
-    index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),
-  ],
-);
+/**
+ * The five tables, built with `table`: pgTable (the default layout, unqualified as drizzle-kit has always
+ * generated it) or pgSchema(name).table (a store opened with `{ schema: name }`).
+ */
+function buildTables<TSchema extends string | undefined>(table: PgTableFn<TSchema>) {
+  const sessions = table(
+    'sessions',
+    {
+      id: text('id').primaryKey(),
+      source: text('source').notNull(),
+      userId: text('user_id'),
+      model: text('model'),
+      modelConfig: jsonb('model_config').$type<unknown>(),
+      systemPrompt: text('system_prompt'),
+      parentSessionId: text('parent_session_id'),
+      startedAt: epochSeconds('started_at').notNull(),
+      endedAt: epochSeconds('ended_at'),
+      endReason: text('end_reason'),
+      messageCount: counter('message_count'),
+      toolCallCount: counter('tool_call_count'),
+      inputTokens: counter('input_tokens'),
+      outputTokens: counter('output_tokens'),
+      cacheReadTokens: counter('cache_read_tokens'),
+      cacheWriteTokens: counter('cache_write_tokens'),
+      reasoningTokens: counter('reasoning_tokens'),
+      billingProvider: text('billing_provider'),
+      billingBaseUrl: text('billing_base_url'),
+      billingMode: text('billing_mode'),
+      // double precision, not numeric: the same IEEE values as SQLite's REAL, so sums agree across backends.
+      estimatedCostUsd: doublePrecision('estimated_cost_usd'),
+      actualCostUsd: doublePrecision('actual_cost_usd'),
+      costStatus: text('cost_status'),
+      costSource: text('cost_source'),
+      pricingVersion: text('pricing_version'),
+      title: text('title'),
+      apiCallCount: counter('api_call_count'),
+      handoffState: text('handoff_state'),
+      handoffPlatform: text('handoff_platform'),
+      handoffError: text('handoff_error'),
+    },
+    (t) => [
+      // No ON DELETE action, as in Hermes: deletes re-parent children explicitly instead of cascading.
+      foreignKey({ columns: [t.parentSessionId], foreignColumns: [t.id] }),
+      index('idx_sessions_source').on(t.source),
+      index('idx_sessions_parent').on(t.parentSessionId),
+      index('idx_sessions_started').on(t.startedAt.desc()),
+      uniqueIndex('idx_sessions_title_unique').on(t.title).where(sql`${t.title} IS NOT NULL`),
+      index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),
+    ],
+  );
 
-export const messages = pgTable(
-  'messages',
-  {
-    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
-    sessionId: text('session_id')
-      .notNull()
-      .references((): AnyPgColumn => sessions.id),
-    role: text('role').notNull(),
-    /** Plain-text content. */
-    content: text('content'),
-    /** Structured (list/dict) content; never set together with `content`. */
-    contentJson: jsonb('content_json').$type<unknown>(),
-    toolCallId: text('tool_call_id'),
-    toolCalls: jsonb('tool_calls').$type<unknown>(),
-    toolName: text('tool_name'),
-    timestamp: epochSeconds('timestamp').notNull(),
-    // One message's tokens: a 32-bit integer, as validation bounds it on every backend.
-    tokenCount: integer('token_count'),
-    finishReason: text('finish_reason'),
-    reasoning: text('reasoning'),
-    reasoningContent: text('reasoning_content'),
-    reasoningDetails: jsonb('reasoning_details').$type<unknown>(),
-    codexReasoningItems: jsonb('codex_reasoning_items').$type<unknown>(),
-    codexMessageItems: jsonb('codex_message_items').$type<unknown>(),
-  },
-  (t) => [
-    index('idx_messages_session').on(t.sessionId, t.timestamp),
-    // Newest-first search results stop after the first page instead of sorting every match.
-    index('idx_messages_timestamp').on(t.timestamp),
-    check('messages_content_one_form', sql`${t.content} IS NULL OR ${t.contentJson} IS NULL`),
-  ],
-);
+  const messages = table(
+    'messages',
+    {
+      id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+      sessionId: text('session_id')
+        .notNull()
+        .references((): AnyPgColumn => sessions.id),
+      role: text('role').notNull(),
+      /** Plain-text content. */
+      content: text('content'),
+      /** Structured (list/dict) content; never set together with `content`. */
+      contentJson: jsonb('content_json').$type<unknown>(),
+      toolCallId: text('tool_call_id'),
+      toolCalls: jsonb('tool_calls').$type<unknown>(),
+      toolName: text('tool_name'),
+      timestamp: epochSeconds('timestamp').notNull(),
+      // One message's tokens: a 32-bit integer, as validation bounds it on every backend.
+      tokenCount: integer('token_count'),
+      finishReason: text('finish_reason'),
+      reasoning: text('reasoning'),
+      reasoningContent: text('reasoning_content'),
+      reasoningDetails: jsonb('reasoning_details').$type<unknown>(),
+      codexReasoningItems: jsonb('codex_reasoning_items').$type<unknown>(),
+      codexMessageItems: jsonb('codex_message_items').$type<unknown>(),
+    },
+    (t) => [
+      index('idx_messages_session').on(t.sessionId, t.timestamp),
+      // Newest-first search results stop after the first page instead of sorting every match.
+      index('idx_messages_timestamp').on(t.timestamp),
+      check('messages_content_one_form', sql`${t.content} IS NULL OR ${t.contentJson} IS NULL`),
+    ],
+  );
 
-export const stateMeta = pgTable('state_meta', {
-  key: text('key').primaryKey(),
-  value: text('value'),
-});
+  const stateMeta = table('state_meta', {
+    key: text('key').primaryKey(),
+    value: text('value'),
+  });
 
-export const telegramDmTopicMode = pgTable('telegram_dm_topic_mode', {
-  chatId: text('chat_id').primaryKey(),
-  userId: text('user_id').notNull(),
-  enabled: boolean('enabled').notNull().default(true),
-  activatedAt: epochSeconds('activated_at').notNull(),
-  updatedAt: epochSeconds('updated_at').notNull(),
-  hasTopicsEnabled: boolean('has_topics_enabled'),
-  allowsUsersToCreateTopics: boolean('allows_users_to_create_topics'),
-  capabilityCheckedAt: epochSeconds('capability_checked_at'),
-  introMessageId: text('intro_message_id'),
-  pinnedMessageId: text('pinned_message_id'),
-});
-
-export const telegramDmTopicBindings = pgTable(
-  'telegram_dm_topic_bindings',
-  {
-    chatId: text('chat_id').notNull(),
-    threadId: text('thread_id').notNull(),
+  const telegramDmTopicMode = table('telegram_dm_topic_mode', {
+    chatId: text('chat_id').primaryKey(),
     userId: text('user_id').notNull(),
-    sessionKey: text('session_key').notNull(),
-    sessionId: text('session_id')
-      .notNull()
-      .references(() => sessions.id, { onDelete: 'cascade' }),
-    managedMode: text('managed_mode').notNull().default('auto'),
-    linkedAt: epochSeconds('linked_at').notNull(),
+    enabled: boolean('enabled').notNull().default(true),
+    activatedAt: epochSeconds('activated_at').notNull(),
     updatedAt: epochSeconds('updated_at').notNull(),
-  },
-  (t) => [
-    primaryKey({ columns: [t.chatId, t.threadId] }),
-    uniqueIndex('idx_telegram_dm_topic_bindings_session').on(t.sessionId),
-    index('idx_telegram_dm_topic_bindings_user').on(t.userId, t.chatId),
-  ],
-);
+    hasTopicsEnabled: boolean('has_topics_enabled'),
+    allowsUsersToCreateTopics: boolean('allows_users_to_create_topics'),
+    capabilityCheckedAt: epochSeconds('capability_checked_at'),
+    introMessageId: text('intro_message_id'),
+    pinnedMessageId: text('pinned_message_id'),
+  });
+
+  const telegramDmTopicBindings = table(
+    'telegram_dm_topic_bindings',
+    {
+      chatId: text('chat_id').notNull(),
+      threadId: text('thread_id').notNull(),
+      userId: text('user_id').notNull(),
+      sessionKey: text('session_key').notNull(),
+      sessionId: text('session_id')
+        .notNull()
+        .references(() => sessions.id, { onDelete: 'cascade' }),
+      managedMode: text('managed_mode').notNull().default('auto'),
+      linkedAt: epochSeconds('linked_at').notNull(),
+      updatedAt: epochSeconds('updated_at').notNull(),
+    },
+    (t) => [
+      primaryKey({ columns: [t.chatId, t.threadId] }),
+      uniqueIndex('idx_telegram_dm_topic_bindings_session').on(t.sessionId),
+      index('idx_telegram_dm_topic_bindings_user').on(t.userId, t.chatId),
+    ],
+  );
+
+  return { sessions, messages, stateMeta, telegramDmTopicMode, telegramDmTopicBindings };
+}
+
+const defaultTables = buildTables(pgTable);
+
+// The default layout, as drizzle-kit reads this file (migrations are generated from these).
+export const sessions = defaultTables.sessions;
+export const messages = defaultTables.messages;
+export const stateMeta = defaultTables.stateMeta;
+export const telegramDmTopicMode = defaultTables.telegramDmTopicMode;
+export const telegramDmTopicBindings = defaultTables.telegramDmTopicBindings;
+
+/** Our five tables (the type is the same whichever schema they live in). */
+export type HermesPgTables = typeof defaultTables;
+
+/**
+ * Our tables for an app's own Drizzle queries, in the schema the store was opened with (`openStore(url, { schema })`).
+ * No name, or 'public', gives the default layout's tables (the top-level exports: unqualified, so Drizzle
+ * leaves the schema to the connection's search_path, as before); any other name gives tables Drizzle always
+ * qualifies with that schema. Tables of one schema are built once and shared.
+ */
+export function hermesPgTables(schemaName?: string): HermesPgTables {
+  if (schemaName === undefined || schemaName === 'public') return defaultTables;
+  const checked = pgSchemaName.safeParse(schemaName);
+  if (!checked.success) throw new ValidationError('schemaName', checked.error.issues[0]?.message ?? 'invalid', { cause: checked.error });
+  let tables = bySchema.get(schemaName);
+  // Only the schema differs, which the column types do not depend on.
+  if (!tables) bySchema.set(schemaName, (tables = buildTables(pgSchema(schemaName).table) as unknown as HermesPgTables));
+  return tables;
+}
+const bySchema = new Map<string, HermesPgTables>();

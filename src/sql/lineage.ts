@@ -14,10 +14,10 @@ export const RESUME_HOPS = 32;
 export function ancestorsWalk(d: Dialect, id: string): SQL {
   return sql`
     WITH RECURSIVE walk(id, parent, depth) AS (
-      SELECT s.id, s.parent_session_id, 0 FROM sessions s WHERE s.id = ${d.text(id)}
+      SELECT s.id, s.parent_session_id, 0 FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}
       UNION ALL
       SELECT s.id, s.parent_session_id, w.depth + 1
-      FROM walk w JOIN sessions s ON s.id = w.parent
+      FROM walk w JOIN ${d.t.sessions} s ON s.id = w.parent
       WHERE w.depth < ${ANCESTOR_HOPS}
     )
     SELECT id, depth FROM walk ORDER BY depth`;
@@ -33,7 +33,7 @@ export function compressionWalk(d: Dialect, id: string): SQL {
       SELECT ${d.text(id)}, 0
       UNION ALL
       SELECT (
-        SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id
+        SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
         WHERE p.id = w.id AND p.end_reason = 'compression' AND c.started_at >= p.ended_at
         ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
       ), w.depth + 1
@@ -49,12 +49,12 @@ export function resumeWalk(d: Dialect, id: string): SQL {
       SELECT ${d.text(id)}, 0
       UNION ALL
       SELECT (
-        SELECT c.id FROM sessions c WHERE c.parent_session_id = w.id
+        SELECT c.id FROM ${d.t.sessions} c WHERE c.parent_session_id = w.id
         ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
       ), w.depth + 1
       FROM walk w WHERE w.id IS NOT NULL AND w.depth < ${RESUME_HOPS}
     )
-    SELECT w.id, w.depth, EXISTS (SELECT 1 FROM messages m WHERE m.session_id = w.id) AS has_messages
+    SELECT w.id, w.depth, EXISTS (SELECT 1 FROM ${d.t.messages} m WHERE m.session_id = w.id) AS has_messages
     FROM walk w WHERE w.id IS NOT NULL ORDER BY w.depth`;
 }
 
@@ -62,11 +62,11 @@ export function resumeWalk(d: Dialect, id: string): SQL {
 export function descendantsWalk(d: Dialect, id: string): SQL {
   return sql`
     WITH RECURSIVE below(id) AS (
-      SELECT s.id FROM sessions s WHERE s.parent_session_id = ${d.text(id)}
+      SELECT s.id FROM ${d.t.sessions} s WHERE s.parent_session_id = ${d.text(id)}
       UNION
-      SELECT s.id FROM below b JOIN sessions s ON s.parent_session_id = b.id
+      SELECT s.id FROM below b JOIN ${d.t.sessions} s ON s.parent_session_id = b.id
     )
-    SELECT s.id FROM below b JOIN sessions s ON s.id = b.id
+    SELECT s.id FROM below b JOIN ${d.t.sessions} s ON s.id = b.id
     WHERE s.id <> ${d.text(id)}
     ORDER BY s.started_at, ${d.binary(sql`s.id`)}`;
 }

@@ -12,16 +12,16 @@ export function richColumns(d: Dialect): SQL {
   return sql`s.*,
     COALESCE((
       SELECT SUBSTR(REPLACE(REPLACE(${d.previewText('m')}, ${'\n'}, ' '), ${'\r'}, ' '), 1, 63)
-      FROM messages m
+      FROM ${d.t.messages} m
       WHERE m.session_id = s.id AND m.role = 'user' AND ${d.hasContent('m')}
       ORDER BY m.timestamp, m.id LIMIT 1
     ), '') AS _preview_raw,
-    COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at) AS last_active`;
+    COALESCE((SELECT MAX(m2.timestamp) FROM ${d.t.messages} m2 WHERE m2.session_id = s.id), s.started_at) AS last_active`;
 }
 
 /** Roots, plus /branch children (started after their parent ended with 'branched'). */
-export const ROOTS_AND_BRANCHES = sql`(s.parent_session_id IS NULL OR EXISTS (
-  SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))`;
+export const rootsAndBranches = (d: Dialect) => sql`(s.parent_session_id IS NULL OR EXISTS (
+  SELECT 1 FROM ${d.t.sessions} p WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))`;
 
 export function whereAll(conditions: SQL[]): SQL {
   return conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
@@ -34,24 +34,24 @@ export function whereAll(conditions: SQL[]): SQL {
 export function byChainActivity(d: Dialect, where: SQL, limit: number, offset: number): SQL {
   return sql`
     WITH RECURSIVE chain(root_id, cur_id, depth) AS (
-      SELECT s.id, s.id, 0 FROM sessions s ${where}
+      SELECT s.id, s.id, 0 FROM ${d.t.sessions} s ${where}
       UNION ALL
       SELECT c.root_id, child.id, c.depth + 1
       FROM chain c
-      JOIN sessions parent ON parent.id = c.cur_id
-      JOIN sessions child ON child.parent_session_id = c.cur_id
+      JOIN ${d.t.sessions} parent ON parent.id = c.cur_id
+      JOIN ${d.t.sessions} child ON child.parent_session_id = c.cur_id
       -- Bounded like every lineage walk: Hermes' version has no bound and never ends on a cycle.
       WHERE parent.end_reason = 'compression' AND child.started_at >= parent.ended_at AND c.depth < ${COMPRESSION_TIP_HOPS}
     ),
     chain_max AS (
       SELECT root_id, MAX(COALESCE(
-        (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id),
-        (SELECT ss.started_at FROM sessions ss WHERE ss.id = cur_id)
+        (SELECT MAX(m.timestamp) FROM ${d.t.messages} m WHERE m.session_id = cur_id),
+        (SELECT ss.started_at FROM ${d.t.sessions} ss WHERE ss.id = cur_id)
       )) AS effective_last_active
       FROM chain GROUP BY root_id
     )
     SELECT ${richColumns(d)}
-    FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id
+    FROM ${d.t.sessions} s LEFT JOIN chain_max cm ON cm.root_id = s.id
     ${where}
     ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, ${d.binary(sql`s.id`)} DESC
     LIMIT ${d.int(limit)} OFFSET ${d.int(offset)}`;
@@ -74,8 +74,8 @@ export function idsByActivity(d: Dialect, source: string | null | undefined, lim
 // at 200,000 messages that read was one 150 ms synchronous stretch at the start of an export.
 function activityOrder(d: Dialect, columns: SQL, source: string | null | undefined, limit: number, offset: number): SQL {
   return sql`
-    SELECT ${columns}, COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id), s.started_at) AS last_active
-    FROM sessions s
+    SELECT ${columns}, COALESCE((SELECT MAX(m.timestamp) FROM ${d.t.messages} m WHERE m.session_id = s.id), s.started_at) AS last_active
+    FROM ${d.t.sessions} s
     ${source ? sql`WHERE s.source = ${d.text(source)}` : sql``}
     ORDER BY last_active DESC, s.started_at DESC, ${d.binary(sql`s.id`)} DESC
     LIMIT ${d.int(limit)} OFFSET ${d.int(offset)}`;

@@ -12,6 +12,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Op, allRows, rows } from '../db/ops.js';
 import { B, K1, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
 import type { Phrase, QueryNode } from '../search/query.js';
+import type { PgNames } from './tables.js';
 
 /** A prefix with more words than this is read as one key range instead of word by word. */
 const MAX_PREFIX_TERMS = 1000;
@@ -41,14 +42,14 @@ function prefixRange(alias: string, prefix: string): SQL {
 }
 
 /** The words present that start with each prefix (null: more than MAX_PREFIX_TERMS), walked as a loose index scan. */
-export function* prefixTerms(match: QueryNode): Op<Map<string, string[] | null>> {
+export function* prefixTerms(n: PgNames, match: QueryNode): Op<Map<string, string[] | null>> {
   const prefixes = [...new Set(allPhrases(match).filter((p) => p.prefix && p.tokens.length > 0).map((p) => p.tokens.at(-1)!))];
   const out = new Map<string, string[] | null>();
   for (const prefix of prefixes) {
     const found = yield* rows<{ term: string }>(sql`WITH RECURSIVE t(term) AS (
-        (SELECT x.term FROM message_search_terms x WHERE ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
+        (SELECT x.term FROM ${n.messageSearchTerms} x WHERE ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
         UNION ALL
-        SELECT (SELECT x.term FROM message_search_terms x WHERE x.term > t.term AND ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
+        SELECT (SELECT x.term FROM ${n.messageSearchTerms} x WHERE x.term > t.term AND ${prefixRange('x', prefix)} ORDER BY x.term LIMIT 1)
         FROM t WHERE t.term IS NOT NULL)
       SELECT term FROM t WHERE term IS NOT NULL LIMIT ${MAX_PREFIX_TERMS + 1}`);
     out.set(prefix, found.length > MAX_PREFIX_TERMS ? null : found.map((r) => r.term));
@@ -88,6 +89,8 @@ export class PostingsCompiler {
   private leafLimit: number;
 
   constructor(
+    /** Our tables, qualified with the store's schema. */
+    private readonly n: PgNames,
     private readonly root: QueryNode,
     private readonly terms: Map<string, string[] | null>,
     private readonly cap: number,
@@ -112,8 +115,8 @@ export class PostingsCompiler {
       : sql``;
     return {
       sql: sql`SELECT
-          (SELECT COALESCE(sum(docs), 0) FROM message_search_stats)::float8 AS docs,
-          (SELECT COALESCE(sum(tokens), 0) FROM message_search_stats)::float8 AS tokens ${hitColumns}`,
+          (SELECT COALESCE(sum(docs), 0) FROM ${this.n.messageSearchStats})::float8 AS docs,
+          (SELECT COALESCE(sum(tokens), 0) FROM ${this.n.messageSearchStats})::float8 AS tokens ${hitColumns}`,
       counted,
       decode: (row) =>
         bm25Weights({
@@ -171,7 +174,7 @@ export class PostingsCompiler {
     }
     const top = this.node(this.root, filter === null);
     const columns = sql.join(top.phrases.map((j) => sql`, r.${f(j)}`), sql``);
-    const join = filter === null ? sql`` : sql`JOIN messages m ON m.id = r.id JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+    const join = filter === null ? sql`` : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
     const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id DESC LIMIT ${limit}::int8`;
     const found = yield* withWeights(candidates);
     if (found !== null) return this.rankHere(found, weights!, offset, count);
@@ -232,7 +235,7 @@ export class PostingsCompiler {
    */
   private *windowed(weights: Bm25Weights, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
     const limit = this.cap + 1;
-    const [newest] = yield* rows<{ top: string | number }>(sql`SELECT COALESCE(max(id), 0) AS top FROM messages`);
+    const [newest] = yield* rows<{ top: string | number }>(sql`SELECT COALESCE(max(id), 0) AS top FROM ${this.n.messages}`);
     const top = Number(newest!.top);
     try {
       // A first look at the newest ids, counting only, sizes the window: matches are spread about evenly over ids.
@@ -281,7 +284,7 @@ export class PostingsCompiler {
     this.descending = descending;
     this.leafLimit = n + 1;
     try {
-      const timed = (ids: SQL) => sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN messages m ON m.id = g.id ORDER BY g.id ${this.order()}`;
+      const timed = (ids: SQL) => sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN ${this.n.messages} m ON m.id = g.id ORDER BY g.id ${this.order()}`;
       const branches = filter === null ? this.branches(this.root) : null;
       if (branches !== null && branches.length > 1 && branches.length <= MAX_MERGED_SCANS && n <= 100_000) {
         for (let streamed = 4 * (n + 1); streamed <= 64 * (n + 1); streamed *= 4) {
@@ -292,7 +295,7 @@ export class PostingsCompiler {
         }
       }
       const top = this.node(this.root, false);
-      const join = filter === null ? sql`` : sql`JOIN messages m ON m.id = r.id JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+      const join = filter === null ? sql`` : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
       const found = yield* rows<{ id: string | number; t: string }>(
         timed(sql`SELECT r.id, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id ${this.order()} LIMIT ${n}::int8`),
       );
@@ -322,9 +325,9 @@ export class PostingsCompiler {
     this.beyond = { id, below };
     try {
       const top = this.node(this.root, false);
-      const filtered = filter === null ? sql`` : sql`JOIN sessions s ON s.id = m.session_id`;
+      const filtered = filter === null ? sql`` : sql`JOIN ${this.n.sessions} s ON s.id = m.session_id`;
       const found = yield* rows<{ id: string | number; t: string }>(
-        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN messages m ON m.id = r.id ${filtered}
+        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN ${this.n.messages} m ON m.id = r.id ${filtered}
           WHERE m.timestamp ${sql.raw(below ? '>=' : '<=')} ${time}::timestamptz ${filter ?? sql``}`,
       );
       return found.map((r) => ({ id: Number(r.id), t: r.t }));
@@ -339,9 +342,9 @@ export class PostingsCompiler {
     this.among = ids;
     try {
       const top = this.node(this.root, false);
-      const filtered = filter === null ? sql`` : sql`JOIN sessions s ON s.id = m.session_id WHERE true ${filter}`;
+      const filtered = filter === null ? sql`` : sql`JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
       const found = yield* rows<{ id: string | number; t: string }>(
-        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN messages m ON m.id = r.id ${filtered}`,
+        sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN ${this.n.messages} m ON m.id = r.id ${filtered}`,
       );
       return found.map((r) => ({ id: Number(r.id), t: r.t }));
     } finally {
@@ -358,7 +361,7 @@ export class PostingsCompiler {
     const all = allPhrases(this.root).map((_, j) => j);
     const row = (own: number, value: SQL) => sql.join(all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
     const scan = (j: number, term: string) =>
-      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM message_search_terms WHERE term = ${term} ORDER BY message_id ${this.order()})`;
+      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM ${this.n.messageSearchTerms} WHERE term = ${term} ORDER BY message_id ${this.order()})`;
     if (node.kind === 'or') {
       const parts = node.children.map((c) => this.branches(c) ?? [this.sortedChild(c, all)]);
       return parts.flat();
@@ -392,7 +395,7 @@ export class PostingsCompiler {
   /** How many messages contain the phrase anywhere (BM25's document frequency). */
   documentCount(phrase: Phrase): SQL {
     if (phrase.tokens.length === 1 && !phrase.prefix) {
-      return sql`(SELECT count(*) FROM message_search_terms WHERE term = ${phrase.tokens[0]!})`;
+      return sql`(SELECT count(*) FROM ${this.n.messageSearchTerms} WHERE term = ${phrase.tokens[0]!})`;
     }
     return sql`(SELECT count(*) FROM (${this.phrase(phrase, 0, false).sql}) d)`;
   }
@@ -444,7 +447,7 @@ export class PostingsCompiler {
     if (tokens.length === 1 && !phrase.prefix) {
       return {
         sql: sql`SELECT * FROM (SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS ${f(j)}
-          FROM message_search_terms x WHERE x.term = ${tokens[0]!}${this.above('x')}) w${newest}`,
+          FROM ${this.n.messageSearchTerms} x WHERE x.term = ${tokens[0]!}${this.above('x')}) w${newest}`,
         phrases: [j],
       };
     }
@@ -456,9 +459,9 @@ export class PostingsCompiler {
       const newestOfEach = limitable ? sql` ORDER BY x.message_id ${this.order()} LIMIT ${this.leafLimit}::int8` : sql``;
       const words = prefixWords
         ? sql`SELECT p.* FROM unnest(${textArray(prefixWords)}) AS k(term) CROSS JOIN LATERAL (
-            SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM message_search_terms x
+            SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM ${this.n.messageSearchTerms} x
             WHERE x.term = k.term${this.above('x')}${newestOfEach}) p`
-        : sql`SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM message_search_terms x
+        : sql`SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM ${this.n.messageSearchTerms} x
             WHERE ${prefixRange('x', prefix)}${this.above('x')}`;
       return {
         sql: sql`SELECT * FROM (SELECT id, max(dl) AS dl, sum(n)::int AS ${f(j)} FROM (${words}) p GROUP BY id) w${newest}`,
@@ -471,12 +474,12 @@ export class PostingsCompiler {
     for (let i = 1; i < tokens.length; i++) {
       const last = i === tokens.length - 1 && phrase.prefix;
       if (!last) {
-        joins.push(sql`JOIN message_search_terms ${alias(i)} ON ${alias(i)}.message_id = a0.message_id AND ${alias(i)}.term = ${tokens[i]!}`);
+        joins.push(sql`JOIN ${this.n.messageSearchTerms} ${alias(i)} ON ${alias(i)}.message_id = a0.message_id AND ${alias(i)}.term = ${tokens[i]!}`);
       } else if (prefixWords) {
-        joins.push(sql`CROSS JOIN LATERAL (SELECT array_agg(p) AS positions FROM message_search_terms x, unnest(x.positions) p
+        joins.push(sql`CROSS JOIN LATERAL (SELECT array_agg(p) AS positions FROM ${this.n.messageSearchTerms} x, unnest(x.positions) p
           WHERE x.term = ANY (${textArray(prefixWords)}) AND x.message_id = a0.message_id) ${alias(i)}`);
       } else {
-        joins.push(sql`JOIN (SELECT x.message_id, array_agg(p) AS positions FROM message_search_terms x, unnest(x.positions) p
+        joins.push(sql`JOIN (SELECT x.message_id, array_agg(p) AS positions FROM ${this.n.messageSearchTerms} x, unnest(x.positions) p
           WHERE ${prefixRange('x', tokens[i]!)} GROUP BY x.message_id) ${alias(i)} ON ${alias(i)}.message_id = a0.message_id`);
       }
     }
@@ -487,7 +490,7 @@ export class PostingsCompiler {
     const first = sql`a0.term = ${tokens[0]!}${this.above('a0')}`;
     return {
       sql: sql`SELECT * FROM (SELECT a0.message_id AS id, a0.doc_length AS dl, n.n AS ${f(j)}
-        FROM message_search_terms a0 ${sql.join(joins, sql` `)}
+        FROM ${this.n.messageSearchTerms} a0 ${sql.join(joins, sql` `)}
         CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM unnest(a0.positions) p WHERE ${follows}) n
         WHERE ${first} AND n.n > 0) w${newest}`,
       phrases: [j],

@@ -13,8 +13,10 @@ import type { QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_CHARS } from './fts5.js';
 import { PostingsCompiler, prefixTerms } from './pg-postings.js';
 import { containsPattern } from './like.js';
+import type { PgNames } from './tables.js';
 
-const SEARCH_TEXT = sql`message_search_text(m.content, m.content_json, m.tool_name, m.tool_calls)`;
+/** message_search_text() of the row aliased m, called by its qualified name. */
+const searchText = (n: PgNames) => n.searchText(sql`m.content, m.content_json, m.tool_name, m.tool_calls`);
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
@@ -38,23 +40,23 @@ export function tsqueryText(node: QueryNode): string {
 }
 
 /** Substring semantics of FTS5's trigram tokenizer: case-insensitive, each phrase 3+ characters. */
-function substringPredicate(node: QueryNode): SQL {
+function substringPredicate(n: PgNames, node: QueryNode): SQL {
   switch (node.kind) {
     case 'phrase':
-      return sql`${SEARCH_TEXT} ILIKE ${containsPattern(node.text)} ESCAPE '\\'`;
+      return sql`${searchText(n)} ILIKE ${containsPattern(node.text)} ESCAPE '\\'`;
     case 'and':
-      return sql`(${sql.join(node.children.map(substringPredicate), sql` AND `)})`;
+      return sql`(${sql.join(node.children.map((c) => substringPredicate(n, c)), sql` AND `)})`;
     case 'or':
-      return sql`(${sql.join(node.children.map(substringPredicate), sql` OR `)})`;
+      return sql`(${sql.join(node.children.map((c) => substringPredicate(n, c)), sql` OR `)})`;
     case 'not':
-      return sql`(${substringPredicate(node.left)} AND NOT ${substringPredicate(node.right)})`;
+      return sql`(${substringPredicate(n, node.left)} AND NOT ${substringPredicate(n, node.right)})`;
   }
 }
 
 /** The match condition of a query over `messages m` (`from` adds what the condition needs). */
-function matchFrom(path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
+function matchFrom(n: PgNames, path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
   if (path === 'words') return { from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`, condition: sql`m.search_vector @@ q` };
-  return { from: sql``, condition: substringPredicate(match) };
+  return { from: sql``, condition: substringPredicate(n, match) };
 }
 
 /** Substring (trigram) matches are not ranked by bm25 here: newest first stands in for relevance. */
@@ -80,9 +82,9 @@ export function cjkGrams(token: string): string[] {
 const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
 
 /** The page's hit rows, in the order of `ids`. */
-function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
+function* hitRows(n: PgNames, ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
-  const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id
+  const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
     WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`);
   const byId = new Map(found.map((r) => [Number(r.id), r]));
   return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
@@ -94,6 +96,7 @@ function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
  * BM25 then id; only rows sharing a timestamp with another row of the page need a score.
  */
 function* wordsPage(
+  n: PgNames,
   match: QueryNode,
   where: SQL | null,
   order: SearchOrder,
@@ -102,10 +105,10 @@ function* wordsPage(
   cap: number,
 ): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }> {
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
-  const compiler = new PostingsCompiler(match, yield* prefixTerms(match), cap);
+  const compiler = new PostingsCompiler(n, match, yield* prefixTerms(n, match), cap);
   if (order === 'relevance') {
     const page = yield* compiler.rankedPage(where, offset, limit);
-    return { rows: yield* hitRows(page.ids), capped: page.capped };
+    return { rows: yield* hitRows(n, page.ids), capped: page.capped };
   }
   // By time: the first `end` matches in id order, then every match further in id order whose time reaches the
   // edge of those (their oldest time; oldest first: their newest). Ids follow time in a store written in order,
@@ -121,20 +124,20 @@ function* wordsPage(
     // The page spans `span` ids; as many messages lie in its stretch of time when ids follow time, against
     // about docs * end / span matches of the query beyond it (each costing a few index reads more).
     const span = Math.abs(timed[0]!.id - lastId) + 1;
-    const [stats] = yield* rows<{ docs: string | number }>(sql`SELECT COALESCE(sum(docs), 0) AS docs FROM message_search_stats`);
+    const [stats] = yield* rows<{ docs: string | number }>(sql`SELECT COALESCE(sum(docs), 0) AS docs FROM ${n.messageSearchStats}`);
     if (span * span > 5 * Number(stats!.docs) * end) {
       timed.push(...(yield* compiler.matchesBeyond(where, lastId, newest, edge.t)));
     } else {
       // Walked in time order from the edge on idx_messages_timestamp (ORDER BY keeps a generic plan on it).
-      const others = yield* rows<{ id: string | number }>(sql`SELECT m.id FROM messages m
+      const others = yield* rows<{ id: string | number }>(sql`SELECT m.id FROM ${n.messages} m
         WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge.t}::timestamptz AND m.id ${sql.raw(newest ? '<' : '>')} ${lastId}::int8
         ORDER BY m.timestamp ${sql.raw(newest ? 'ASC' : 'DESC')} LIMIT ${timeChecks(cap) + 1}::int8`);
-      if (others.length > timeChecks(cap)) return yield* timeScanPage(compiler, match, where, order, limit, offset);
+      if (others.length > timeChecks(cap)) return yield* timeScanPage(n, compiler, match, where, order, limit, offset);
       timed.push(...(yield* compiler.matchesAmong(where, others.map((r) => Number(r.id)))));
     }
   }
   const time = new Map<number, number>(timed.map((r) => [r.id, timestamptzToEpochSeconds(r.t)]));
-  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
+  return { rows: yield* hitRows(n, yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
 }
 
 /** Messages checked one by one against the query before a newest/oldest page falls back to a time scan: twice the rank window (the ranking budget). */
@@ -142,6 +145,7 @@ const timeChecks = (cap: number) => 2 * cap;
 
 /** Newest/oldest by a scan in time order filtered by the word index: for stores whose times run against their ids. */
 function* timeScanPage(
+  n: PgNames,
   compiler: PostingsCompiler,
   match: QueryNode,
   where: SQL | null,
@@ -150,19 +154,19 @@ function* timeScanPage(
   offset: number,
 ): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }> {
   const q = sql`CAST(${tsqueryText(match)}::text AS tsquery)`;
-  const sessions = where ? sql`JOIN sessions s ON s.id = m.session_id` : sql``;
+  const sessions = where ? sql`JOIN ${n.sessions} s ON s.id = m.session_id` : sql``;
   const filter = sql`m.search_vector @@ ${q} ${where ?? sql``}`;
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
   const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
-  const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter}
+  const prefix = yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m ${sessions} WHERE ${filter}
     ORDER BY m.timestamp ${direction}, m.id LIMIT ${end}::int8`);
   // A group of equal times reaching past the page's end is read whole: rank decides who is in the page.
   const last = prefix.at(-1);
   const tail = last && prefix.length === end
-    ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM messages m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
+    ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
     : [];
   const time = new Map<number, number>([...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]));
-  return { rows: yield* hitRows(yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
+  return { rows: yield* hitRows(n, yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
 }
 
 /** Ids ordered by time (newest or oldest first), equal times by BM25 then id (Hermes' ORDER BY), sliced to the page. */
@@ -194,51 +198,54 @@ function* byTimeThenRank(
   return ordered.slice(offset, end);
 }
 
-export const pgSearch: SearchStatements = {
-  *page(path, match, where, order, limit, offset, cap) {
-    if (path === 'words') return yield* wordsPage(match, where, order, limit, offset, cap);
-    // Substring matches are found as Hermes finds them; their relevance order is newest first (no cap needed).
-    const { from, condition } = matchFrom(path, match);
-    const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM messages m JOIN sessions s ON s.id = m.session_id ${from}
-      WHERE ${condition} ${where ?? sql``}
-      ORDER BY ${substringOrder(order)}
-      LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
-    return { rows: found, capped: false };
-  },
-  // The read only fetches text (snippets are computed in TypeScript): one read for the page.
-  pageTextChunk: 100,
-  pageText: (_path, _match, ids) => {
-    // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
-    // detoast), where building message_search_text() of a 1 MB row costs milliseconds.
-    const big = sql`octet_length(m.content) > ${WHOLE_TEXT_MAX_BYTES}`;
-    return sql`SELECT m.id, NULL AS snippet,
-        CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_CHARS}::int) ELSE ${SEARCH_TEXT} END AS search_text,
-        COALESCE(${big}, false) AS truncated
-      FROM messages m WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
-  },
-  matchesMessage: (path, match, id) => {
-    const { from, condition } = matchFrom(path, match);
-    return sql`SELECT 1 AS hit FROM messages m ${from} WHERE ${condition} AND m.id = ${id}::int8`;
-  },
-  like: (tokens, where, limit, offset) => {
-    // Plain-column ILIKEs, so the planner can walk idx_messages_timestamp newest-first and stop after a
-    // page (a function or translate() here makes it expect one row and scan everything: 78 ms vs 0.9 ms
-    // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
-    const clauses = tokens.map((token) => {
-      const pattern = containsPattern(token);
-      const like = sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
-                  OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
-      // A token with CJK in it is first narrowed by the CJK gram index (migration 0004): a term that is
-      // nowhere costs an index lookup, not a read of every row.
-      const grams = cjkGrams(token);
-      return grams.length === 0 ? like : sql`(m.search_cjk @> ${textArray(grams)} AND ${like})`;
-    });
-    return sql`
-      SELECT ${HIT_COLUMNS},
-        substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
-      FROM messages m JOIN sessions s ON s.id = m.session_id
-      WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
-      ORDER BY m.timestamp DESC, m.id DESC
-      LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
-  },
-};
+/** The search statements over the tables `n` names (the store's schema). */
+export function pgSearch(n: PgNames): SearchStatements {
+  return {
+    *page(path, match, where, order, limit, offset, cap) {
+      if (path === 'words') return yield* wordsPage(n, match, where, order, limit, offset, cap);
+      // Substring matches are found as Hermes finds them; their relevance order is newest first (no cap needed).
+      const { from, condition } = matchFrom(n, path, match);
+      const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id ${from}
+        WHERE ${condition} ${where ?? sql``}
+        ORDER BY ${substringOrder(order)}
+        LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
+      return { rows: found, capped: false };
+    },
+    // The read only fetches text (snippets are computed in TypeScript): one read for the page.
+    pageTextChunk: 100,
+    pageText: (_path, _match, ids) => {
+      // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
+      // detoast), where building message_search_text() of a 1 MB row costs milliseconds.
+      const big = sql`octet_length(m.content) > ${WHOLE_TEXT_MAX_BYTES}`;
+      return sql`SELECT m.id, NULL AS snippet,
+          CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_CHARS}::int) ELSE ${searchText(n)} END AS search_text,
+          COALESCE(${big}, false) AS truncated
+        FROM ${n.messages} m WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
+    },
+    matchesMessage: (path, match, id) => {
+      const { from, condition } = matchFrom(n, path, match);
+      return sql`SELECT 1 AS hit FROM ${n.messages} m ${from} WHERE ${condition} AND m.id = ${id}::int8`;
+    },
+    like: (tokens, where, limit, offset) => {
+      // Plain-column ILIKEs, so the planner can walk idx_messages_timestamp newest-first and stop after a
+      // page (a function or translate() here makes it expect one row and scan everything: 78 ms vs 0.9 ms
+      // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
+      const clauses = tokens.map((token) => {
+        const pattern = containsPattern(token);
+        const like = sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
+                    OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
+        // A token with CJK in it is first narrowed by the CJK gram index (migration 0004): a term that is
+        // nowhere costs an index lookup, not a read of every row.
+        const grams = cjkGrams(token);
+        return grams.length === 0 ? like : sql`(m.search_cjk @> ${textArray(grams)} AND ${like})`;
+      });
+      return sql`
+        SELECT ${HIT_COLUMNS},
+          substr(${CONTENT_TEXT}, greatest(1, strpos(${CONTENT_TEXT}, ${tokens[0]!}::text) - 40), 120) AS snippet
+        FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+        WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
+        ORDER BY m.timestamp DESC, m.id DESC
+        LIMIT ${limit}::int8 OFFSET ${offset}::int8`;
+    },
+  };
+}

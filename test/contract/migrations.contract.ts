@@ -4,7 +4,7 @@
  * history is its own table: an app's drizzle-kit history beside it is neither read nor written, and a
  * database migrated by 0.1.0 (history in Drizzle's shared table) is moved over once.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { MigrationError, type MigrationReport, type SessionStore, openStore } from '../../src/index.js';
 import { readMigrations } from '../../src/db/migrations.js';
 import type { Harness } from '../backends.js';
@@ -54,8 +54,8 @@ export function migrationsContract(h: Harness): void {
           { tag: '9001_further_future', when: after + 2000, sql: 'CREATE TABLE further_future (id integer);' },
         ]);
         const unknown = readMigrations(newer).slice(-2).map((m) => m.hash);
-        await (await openStore(url, { migrationsFolder: newer })).close();
-        const error = await openStore(url).then(
+        await (await h.openAt(url, { migrationsFolder: newer })).close();
+        const error = await h.openAt(url).then(
           async (s) => {
             await s.close();
             return undefined;
@@ -71,7 +71,7 @@ export function migrationsContract(h: Harness): void {
         expect(message).toContain(HISTORY_TABLE);
         expect(message).toMatch(/Upgrade hermes-sessiondb/);
         // Reading without migrating still works, and says what is unknown.
-        const readOnly = await openStore(url, { migrate: false });
+        const readOnly = await h.openAt(url, { migrate: false });
         try {
           expect((await readOnly.migrationStatus()).unknownHashes).toEqual(unknown);
         } finally {
@@ -87,8 +87,8 @@ export function migrationsContract(h: Harness): void {
         const branchB = { tag: '9000_branch_b', when: after + 1000, sql: 'CREATE TABLE branch_b (id integer);' };
         const branchC = { tag: '9001_branch_c', when: after + 2000, sql: 'CREATE TABLE branch_c (id integer);' };
         // The database first meets C; then the merged code ships B, whose timestamp is older than C's.
-        await (await openStore(url, { migrationsFolder: folderWith(h.dialect, [branchC]) })).close();
-        const merged = await openStore(url, { migrate: false, migrationsFolder: folderWith(h.dialect, [branchB, branchC]) });
+        await (await h.openAt(url, { migrationsFolder: folderWith(h.dialect, [branchC]) })).close();
+        const merged = await h.openAt(url, { migrate: false, migrationsFolder: folderWith(h.dialect, [branchB, branchC]) });
         try {
           const report = await merged.migrate();
           expect(report.applied).toEqual(['9000_branch_b']);
@@ -128,7 +128,7 @@ export function migrationsContract(h: Harness): void {
       `applies each migration exactly once when four processes migrate at the same moment${multiProcessSkip ? ` (skipped: ${multiProcessSkip})` : ''}`,
       async () => {
         const url = await h.freshUrl();
-        const workers = Array.from({ length: 4 }, () => spawnTs('./migrate-worker.ts', [url]));
+        const workers = Array.from({ length: 4 }, () => spawnTs('./migrate-worker.ts', [url, ...(h.schema ? [h.schema] : [])]));
         await Promise.all(workers.map((w) => waitForLine(w, (l) => l === 'ready')));
         const results = workers.map((w) => waitForLine(w, (l) => l.startsWith('{')));
         for (const w of workers) w.stdin.write('go\n');
@@ -139,7 +139,7 @@ export function migrationsContract(h: Harness): void {
         // Every migration applied by exactly one process.
         expect(appliedTags).toHaveLength(total);
         expect(new Set(appliedTags).size).toBe(total);
-        const store = await openStore(url, { migrate: false });
+        const store = await h.openAt(url, { migrate: false });
         try {
           const status = await store.migrationStatus();
           expect(status.applied).toHaveLength(total);

@@ -5,7 +5,7 @@
  * surfaces as a raw foreign-key error and never leaves a message without its session.
  */
 import { describe, expect, it } from 'vitest';
-import { type SessionStore, SessionNotFoundError, StoreClosedError, openStore } from '../../src/index.js';
+import { type SessionStore, SessionNotFoundError, StoreClosedError } from '../../src/index.js';
 import type { Harness } from '../backends.js';
 
 type Outcome<T> = { state: 'pending' } | { state: 'resolved'; value: T } | { state: 'rejected'; error: unknown };
@@ -28,7 +28,7 @@ export function settleContract(h: Harness): void {
 
     it(`close() settles every call already made (resolved ones written, rejected ones not) and refuses later calls${reopenSkip ? ` (rows not checked after close: ${reopenSkip})` : ''}`, async () => {
       const url = reopenSkip === undefined ? await h.freshUrl() : undefined;
-      const store = url ? await openStore(url) : await h.open();
+      const store = url ? await h.openAt(url) : await h.open();
       await store.createSession('s', 'cli');
       await store.createSession('t', 'cli');
       for (let i = 0; i < 3; i++) await store.appendMessage('s', 'user', `seed hello ${i}`);
@@ -74,7 +74,7 @@ export function settleContract(h: Harness): void {
       await store.close();
 
       if (!url) return;
-      const again = await openStore(url);
+      const again = await h.openAt(url);
       try {
         const expected = [0, 1, 2].map((i) => `seed hello ${i}`);
         const expectedIds: number[] = [];
@@ -131,9 +131,9 @@ export function settleContract(h: Harness): void {
     const shared = h.skips['multi-process'] === undefined;
     it(`a delete racing appends: each append commits and goes with its session, or rejects with SessionNotFoundError${shared ? ' (appends and deletes from two stores)' : ''}`, async () => {
       const url = shared ? await h.freshUrl() : undefined;
-      const appender = url ? await openStore(url) : await h.open();
+      const appender = url ? await h.openAt(url) : await h.open();
       // Where the database can be shared, the delete comes from a second store (on Postgres: another pool).
-      const deleter: SessionStore = url ? await openStore(url) : appender;
+      const deleter: SessionStore = url ? await h.openAt(url) : appender;
       try {
         for (let round = 0; round < 50; round++) {
           const id = `race-${round}`;
@@ -165,8 +165,8 @@ export function settleContract(h: Harness): void {
       // The sessions are created and ended 100 days back, so they are old enough to prune; the prune runs now.
       let daysBack = 100;
       const clock = () => Date.now() / 1000 - daysBack * 86400;
-      const appender = url ? await openStore(url, { clock }) : await h.open({ clock });
-      const pruner: SessionStore = url ? await openStore(url) : appender;
+      const appender = url ? await h.openAt(url, { clock }) : await h.open({ clock });
+      const pruner: SessionStore = url ? await h.openAt(url) : appender;
       try {
         for (let round = 0; round < 10; round++) {
           const id = `old-${round}`;

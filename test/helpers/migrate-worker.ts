@@ -7,7 +7,9 @@ import { openStore } from '../../src/index.js';
 const url = process.argv[2];
 if (!url) throw new Error('usage: migrate-worker <store-url>');
 
-const store = await openStore(url, { migrate: false, writeDeadlineMs: 60_000, busyTimeoutMs: 200 });
+// An optional second argument: the Postgres schema the store lives in.
+const schema = process.argv[3];
+const store = await openStore(url, { migrate: false, writeDeadlineMs: 60_000, busyTimeoutMs: 200, ...(schema ? { schema } : {}) });
 process.stdout.write('ready\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 try {

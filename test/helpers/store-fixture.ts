@@ -42,7 +42,14 @@ const TABLES = ['telegram_dm_topic_bindings', 'telegram_dm_topic_mode', 'message
 export async function rawExec(store: SessionStore, text: string): Promise<void> {
   const backend = store.backend;
   if (backend.dialect === 'sqlite') (backend as SqliteBackend).client.exec(text);
-  else await (backend as PgBackend).db.execute(sql.raw(text));
+  else {
+    // The text names our tables unqualified: run it with the store's schema as the search_path.
+    const pg = backend as PgBackend;
+    await pg.transaction(async (tx) => {
+      await tx.execute(sql`SELECT set_config('search_path', ${`"${pg.schema}"`}, true)`);
+      await tx.execute(sql.raw(text));
+    });
+  }
 }
 
 export async function emptyStore(store: SessionStore): Promise<void> {

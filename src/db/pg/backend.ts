@@ -5,6 +5,7 @@ import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
+import { DEFAULT_PG_SCHEMA, type PgNames, pgNames, qualifiedName } from '../../sql/tables.js';
 
 export interface PgBackendConfig {
   url: string;
@@ -13,6 +14,8 @@ export interface PgBackendConfig {
   migrationsFolder: string;
   /** Open a database whose LC_CTYPE is not UTF-8 with a warning instead of UnsupportedLocaleError (for reading it out). */
   allowAsciiOnlyCtype?: boolean;
+  /** The schema holding the store's tables, functions and migration history (default: public, today's layout). */
+  schema?: string;
 }
 
 export class PgBackend implements Backend {
@@ -24,6 +27,10 @@ export class PgBackend implements Backend {
   private closed = false;
 
   private readonly allowAsciiOnlyCtype: boolean;
+  /** The schema holding the store (`openStore`'s `schema` option; 'public' for the default layout). */
+  readonly schema: string;
+  /** Our tables and functions, qualified with `schema`: every runtime statement names them so. */
+  readonly names: PgNames;
 
   constructor(config: PgBackendConfig) {
     this.allowAsciiOnlyCtype = config.allowAsciiOnlyCtype ?? false;
@@ -31,6 +38,8 @@ export class PgBackend implements Backend {
     this.driver = config.driver;
     this.opened = config.opened;
     this.migrationsFolder = config.migrationsFolder;
+    this.schema = config.schema ?? DEFAULT_PG_SCHEMA;
+    this.names = pgNames(this.schema);
   }
 
   /** Drizzle over a postgres.js pool or a PGlite instance (the pool is replaced after a connection is lost mid-transaction). */
@@ -49,11 +58,11 @@ export class PgBackend implements Backend {
   }
 
   migrate(): Promise<MigrationReport> {
-    return migratePg(this.opened, { migrationsFolder: this.migrationsFolder, where: this.url });
+    return migratePg(this.opened, { migrationsFolder: this.migrationsFolder, where: this.url, schema: this.schema });
   }
 
   migrationStatus(): Promise<MigrationStatus> {
-    return pgMigrationStatus(this.db, this.migrationsFolder);
+    return pgMigrationStatus(this.db, this.migrationsFolder, this.schema);
   }
 
   /**
@@ -82,16 +91,19 @@ export class PgBackend implements Backend {
 
   /** True when pg_trgm extracts trigrams from CJK text; undefined when pg_trgm is not installed. */
   async trigramSeesMultibyte(): Promise<boolean | undefined> {
-    const [ext] = rowsOf<{ installed: boolean }>(
-      await this.db.execute(sql`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed`),
+    // show_trgm() called in the schema pg_trgm lives in (read from the catalog, not found through search_path).
+    const [ext] = rowsOf<{ schema: string }>(
+      await this.db.execute(sql`SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
+        JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`),
     );
-    if (!ext?.installed) return undefined;
-    const [row] = rowsOf<{ n: number | null }>(await this.db.execute(sql`SELECT cardinality(show_trgm('记忆断裂')) AS n`));
+    if (!ext) return undefined;
+    const showTrgm = qualifiedName(ext.schema, 'show_trgm');
+    const [row] = rowsOf<{ n: number | null }>(await this.db.execute(sql`SELECT cardinality(${showTrgm}('记忆断裂')) AS n`));
     return (row?.n ?? 0) > 0;
   }
 
   introspect() {
-    return introspectPg(this.db);
+    return introspectPg(this.db, this.schema);
   }
 
   async close(): Promise<void> {

@@ -7,9 +7,10 @@ import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructur
 import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import type { BulkColumn, BulkType, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import type { BulkColumn, BulkType, Dialect, SearchStatements, ValueDecoders, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
+import { type PgNames, pgNames } from '../../sql/tables.js';
 import { rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
 
@@ -74,14 +75,22 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
   readonly decode = decoders;
-  readonly search = pgSearch;
-  readonly advanceMessageIds = function* (): Op<void> {
-    yield* exec(sql`SELECT setval(pg_get_serial_sequence('messages', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM messages`);
-  };
+  readonly search: SearchStatements;
+  readonly advanceMessageIds: () => Op<void>;
   readonly forUpdate = sql` FOR UPDATE`;
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
-  constructor(private readonly conn: PgConnection) {}
+  /** `names`: our tables and functions qualified with the store's schema (default: the public layout). */
+  constructor(
+    private readonly conn: PgConnection,
+    readonly t: PgNames = pgNames(),
+  ) {
+    this.search = pgSearch(t);
+    this.advanceMessageIds = function* (): Op<void> {
+      // The sequence is found through the qualified table name (a text argument, bound as a parameter).
+      yield* exec(sql`SELECT setval(pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${t.messages}`);
+    };
+  }
 
   text = (v: string | null | undefined) => sql`${v ?? null}::text`;
   freeText = (v: string | null | undefined) => sql`${v === null || v === undefined ? null : encodePgText(v)}::text`;
@@ -93,9 +102,11 @@ export class PgDialect implements Dialect {
   json = (v: unknown) => sql`${v === null || v === undefined ? null : encodePgJsonText(JSON.stringify(v))}::jsonb`;
   // Rows travel as one JSON array of arrays (one parameter, far from the 65,535 limit, one round trip) and
   // are unpacked by json_array_elements; times go as exact timestamptz text, JSON as its text.
-  bulkInsert = function* (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+  bulkInsert = (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> =>
+    this.bulkInsertInto(this.t, table, columns, rows, onConflict);
+  private *bulkInsertInto(t: PgNames, table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
     const select = columns.map((c, i) => `(r->>${i})${BULK_CAST[c.type]}`).join(', ');
-    const head = sql.raw(`INSERT INTO "${table}" (${columns.map((c) => `"${c.name}"`).join(', ')}) SELECT ${select} FROM json_array_elements(`);
+    const head = sql.raw(`INSERT INTO ${t.qualifiedText(table)} (${columns.map((c) => `"${c.name}"`).join(', ')}) SELECT ${select} FROM json_array_elements(`);
     const tail = sql.raw(`::json) AS r ${onConflict}`);
     for (let i = 0; i < rows.length; i += BULK_ROWS) {
       const payload = rows.slice(i, i + BULK_ROWS).map((row) =>
@@ -110,7 +121,7 @@ export class PgDialect implements Dialect {
       );
       yield* exec(sql`${head}${JSON.stringify(payload)}${tail}`);
     }
-  };
+  }
   readonly bulkContent = {
     columns: [{ name: 'content', type: 'free' }, { name: 'content_json', type: 'json' }] as const,
     values: (stored: string | null): unknown[] => {

@@ -22,10 +22,39 @@ import {
 import { DatabaseError } from '../../errors.js';
 import { type PgHistoryLocation, displayName, pgHistoryLocation, pgLegacyHistoryLocation, qualifiedName } from './history.js';
 import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
+import { DEFAULT_PG_SCHEMA, quoteIdent, quotedSchema } from '../../sql/tables.js';
 
 export interface PgMigrateOptions {
   migrationsFolder: string;
   where: string;
+  /** The schema the store lives in (default public: the default layout). */
+  schema?: string;
+}
+
+/** The advisory lock migrators of one store queue on: per schema (the default layout keeps the key it always had). */
+function migrationLockKey(schema: string): string {
+  return schema === DEFAULT_PG_SCHEMA ? 'hermes-sessiondb:migrate' : `hermes-sessiondb:migrate:${schema}`;
+}
+
+/**
+ * The migration files are unqualified: they run with the store's schema first on the search_path (created
+ * first unless it is public), followed by the schema holding pg_trgm when that is installed elsewhere (its
+ * operator class is named in 0002). A fresh database gets pg_trgm in the store's schema (0000 creates it in
+ * the first search_path schema), so nothing is created in public when another schema is asked for.
+ */
+async function enterStoreSchema(tx: PgExecutor, schema: string): Promise<void> {
+  if (schema !== DEFAULT_PG_SCHEMA) await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS ${quotedSchema(schema)}`);
+  // Migrators of different schemas hold different locks, but pg_trgm is one per database: two of them creating
+  // it at once would fail one on pg_extension's unique index. Taken last, so no two locks are taken in either order.
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:extensions'))`);
+  const [trgm] = rowsOf<{ schema: string }>(
+    await tx.execute(sql`SELECT n.nspname AS schema FROM pg_catalog.pg_extension e
+      JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`),
+  );
+  const path = [schema, ...(trgm && trgm.schema !== schema ? [trgm.schema] : [])];
+  await tx.execute(sql`SELECT pg_catalog.set_config('search_path', ${path.map(quoteIdent).join(', ')}, true)`);
+  // A long backfill (postings, rewritten columns) must not be cut by a role's or database's statement_timeout.
+  await tx.execute(sql`SELECT pg_catalog.set_config('statement_timeout', '0', true)`);
 }
 
 /**
@@ -113,8 +142,9 @@ export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, opti
 
 async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
-  const history = pgHistoryLocation();
-  const legacy = pgLegacyHistoryLocation();
+  const schema = options.schema ?? DEFAULT_PG_SCHEMA;
+  const history = pgHistoryLocation(schema);
+  const legacy = pgLegacyHistoryLocation(schema);
   // Fast path without the lock: an up-to-date database (the common open) needs nothing. An empty history
   // always takes the lock: a new database, or one whose legacy history is still to be moved.
   const seen = await recordedHashes(conn.db, history);
@@ -123,12 +153,13 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   return conn.transaction(async (tx) => {
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
+    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${migrationLockKey(schema)}))`);
     await moveLegacyHistory(tx, local, history, legacy);
     const recorded = await recordedHashes(tx, history);
-    if (recorded.length === 0 && (await tableExists(tx, 'public', 'sessions'))) throw foreignDatabaseError(options.where, 'pg');
+    if (recorded.length === 0 && (await tableExists(tx, schema, 'sessions'))) throw foreignDatabaseError(options.where, 'pg');
     const plan = planMigrations(local, recorded);
     assertNoUnknownMigrations(plan, options.where, displayName(history));
+    await enterStoreSchema(tx, schema);
     await createHistory(tx, history);
     for (const migration of plan.pending) {
       try {
@@ -149,10 +180,10 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
  * What is applied. Read-only: a database whose history still sits in the legacy table (not yet opened with
  * migrations on) reports the migrations recorded there as applied; other apps' rows there are not ours to report.
  */
-export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string): Promise<MigrationStatus> {
+export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string, schema: string = DEFAULT_PG_SCHEMA): Promise<MigrationStatus> {
   const local = readMigrations(migrationsFolder);
-  let recorded = await recordedHashes(db, pgHistoryLocation());
-  const legacy = pgLegacyHistoryLocation();
+  let recorded = await recordedHashes(db, pgHistoryLocation(schema));
+  const legacy = pgLegacyHistoryLocation(schema);
   if (recorded.length === 0 && legacy !== undefined) recorded = legacyRowsToMove(local, await legacyRows(db, legacy)).map((r) => r.currentHash);
   const plan = planMigrations(local, recorded);
   return {

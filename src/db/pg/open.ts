@@ -11,6 +11,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ConnectionError, StoreClosedError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
+import { hermesPgTables } from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
 import { type DataDirLock, lockDataDir } from './pglite-lock.js';
 
@@ -73,6 +74,8 @@ const PREPARE_MAX_CHARS = 4096;
 export interface PostgresOpenOptions {
   poolSize: number;
   connectTimeoutSeconds: number;
+  /** Where our tables live (the Drizzle instance's relational queries target them there); default public. */
+  schema?: string;
 }
 
 export async function openPostgres(url: string, options: PostgresOpenOptions): Promise<OpenedPg> {
@@ -109,7 +112,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
   }
-  let db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
+  let db = drizzlePostgres(client, { schema: hermesPgTables(options.schema) }) as unknown as PgDb;
   const retired: Array<Promise<void>> = [];
   let closed = false;
   // Transactions waiting for a connection of the current pool. postgres.js never answers a reserve() still
@@ -208,7 +211,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       else if (pool === client) {
         const oldReads = reading;
         client = connect();
-        db = drizzlePostgres(client, { schema: pgSchema }) as unknown as PgDb;
+        db = drizzlePostgres(client, { schema: hermesPgTables(options.schema) }) as unknown as PgDb;
         reading = new Set();
         abandonWaiting();
         // Let the old pool's other queries finish; its dead connection is never released, so end() stops it.
@@ -240,7 +243,8 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
   };
 }
 
-export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
+/** `schema`: where our tables live (the Drizzle instance's relational queries target them there). */
+export async function openPglite(dataDir: string | null, schema?: string): Promise<OpenedPg> {
   const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
   const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
   let client: PGlite;
@@ -252,7 +256,7 @@ export async function openPglite(dataDir: string | null): Promise<OpenedPg> {
     lock?.release();
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
-  const db = drizzlePglite(client, { schema: pgSchema }) as unknown as PgDb;
+  const db = drizzlePglite(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
   return {
     db,
     execute: (query) => db.execute(query),

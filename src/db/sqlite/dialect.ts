@@ -11,6 +11,7 @@ import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
+import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
@@ -42,6 +43,7 @@ const decoders: ValueDecoders = {
 
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
+  readonly t = sqliteTableNames();
   readonly decode = decoders;
   readonly search = sqliteSearch;
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.

@@ -1,0 +1,8 @@
+/**
+ * The whole contract suite on real Postgres with every store in its own schema (`openStore(url, { schema: 'hermes' })`):
+ * runtime SQL, triggers, search and migrations must never fall back to public or the search_path.
+ */
+import { postgresHarness } from './backends.js';
+import { runContractSuite } from './contract/index.js';
+
+runContractSuite(await postgresHarness('hermes'));
