@@ -5,6 +5,8 @@ export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open
 export {
   SessionStore,
   sanitizeTitle,
+  type AnySessionStore,
+  type BackendOf,
   type CreateSessionOptions,
   type UpdateTokenCountsOptions,
   type PruneSessionsOptions,
@@ -44,6 +46,12 @@ export type {
   JsonInput,
   MessageContent,
   MessageContentInput,
+  SearchSort,
+  HandoffStatus,
+  KnownRole,
+  HermesRole,
+  TelegramManagedMode,
+  OpenUnion,
 } from './types.js';
 export { SessionRepo } from './repos/sessions.js';
 export { MessageRepo } from './repos/messages.js';

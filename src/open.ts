@@ -10,7 +10,7 @@ import { SqliteDialect } from './db/sqlite/dialect.js';
 import { applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
-import { SessionStore } from './store.js';
+import { type AnySessionStore, SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
 
 /** How long SQLite waits for a lock while a store opens (then `busyTimeoutMs`). */
@@ -55,7 +55,7 @@ export const openStoreOptionsSchema = z
 export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
 
 /** Open (and by default migrate) a store. See the README for the URL forms. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SessionStore> {
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<AnySessionStore> {
   const parsedOptions = openStoreOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
     const issue = parsedOptions.error.issues[0];
@@ -67,7 +67,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const userClock = opts.clock;
   const clock = userClock ? () => userClock() : nowEpochSeconds;
 
-  let store: SessionStore;
+  let store: AnySessionStore;
   let backend: SqliteBackend | PgBackend;
   if (location.backend === 'sqlite') {
     const readonly = opts.readonly && !location.memory;
@@ -86,7 +86,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       writeDeadlineMs: opts.writeDeadlineMs,
     });
     backend = sqlite;
-    store = new SessionStore(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
+    store = new SessionStore<'sqlite'>(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
   } else {
     const pg =
       location.backend === 'postgres'
@@ -108,7 +108,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
             allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
           });
     backend = pg;
-    store = new SessionStore(pg, new PgDialect(pg), clock, opts.searchRankWindow);
+    store = new SessionStore<'pg'>(pg, new PgDialect(pg), clock, opts.searchRankWindow);
   }
 
   try {

@@ -37,6 +37,7 @@ import type {
   AutoMaintenanceResult,
   ConversationMessage,
   HandoffState,
+  HermesRole,
   MessageRow,
   MessagesAround,
   RichSessionRow,
@@ -71,7 +72,17 @@ export type SearchSessionsOptions = Input<'searchSessionsOptions'>;
 
 export { sanitizeTitle };
 
-export class SessionStore {
+/** The backend behind a store of dialect D: SqliteBackend for 'sqlite', PgBackend for 'pg'. */
+export type BackendOf<D extends DialectName> = D extends 'sqlite' ? SqliteBackend : PgBackend;
+
+/**
+ * What openStore returns: a store whose `backend` narrows with its `dialect`
+ * (`if (store.dialect === 'sqlite') store.backend.client`). `SessionStore` (no argument) is the wider type
+ * both are assignable to.
+ */
+export type AnySessionStore = SessionStore<'sqlite'> | SessionStore<'pg'>;
+
+export class SessionStore<D extends DialectName = DialectName> {
   /** The store URL with any password redacted. */
   readonly url: string;
   readonly sessions: SessionRepo;
@@ -88,13 +99,13 @@ export class SessionStore {
   readonly imports: ImportRepo;
   /** Bulk reads in Hermes' stored form (used by copyStore and verify). */
   readonly bulkRead: BulkReadRepo;
-  private readonly backendImpl: SqliteBackend | PgBackend;
+  private readonly backendImpl: BackendOf<D>;
   private readonly dialectImpl: Dialect;
   /** Public calls in flight: close() lets them settle and refuses new ones. */
   private readonly calls = new CallGate();
   private closing: Promise<void> | undefined;
 
-  constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
+  constructor(backend: BackendOf<D>, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
     this.dialectImpl = dialect;
     this.url = backend.url;
@@ -113,13 +124,13 @@ export class SessionStore {
     this.bulkRead = new BulkReadRepo(ctx);
   }
 
-  /** The dialect behind this store: 'sqlite' or 'pg'. */
-  get dialect(): DialectName {
-    return this.backendImpl.dialect;
+  /** The dialect behind this store: 'sqlite' or 'pg'. Checking it narrows `backend`. */
+  get dialect(): D {
+    return this.backendImpl.dialect as D;
   }
 
   /** The backend: its Drizzle instance (`backend.db`) and, on SQLite, the raw connection (`backend.client`). */
-  get backend(): SqliteBackend | PgBackend {
+  get backend(): BackendOf<D> {
     this.assertOpen();
     return this.backendImpl;
   }
@@ -286,13 +297,13 @@ export class SessionStore {
   /** Append a message and bump the session's counters. Returns the message id. */
   async appendMessage(
     sessionId: string,
-    role: string,
+    role: HermesRole,
     content?: MessageContentInput | null,
     options: AppendMessageOptions = {},
   ): Promise<number> {
     return this.track(async () => {
       const id = v.validate(v.id, sessionId, 'sessionId');
-      const r = v.validate(v.id, role, 'role');
+      const r = v.validate(v.role, role, 'role');
       const c = v.validate(v.content, content, 'content');
       const o = v.validate(v.appendMessageOptions, options, 'options');
       return this.guard(() => this.messages.append(id, r, c, o), { session: id });
@@ -417,7 +428,8 @@ export class SessionStore {
 
   /**
    * Full-text search over messages (content, tool name and tool-call arguments). Any string gives results
-   * or an empty list. `sort`: 'newest', 'oldest', anything else relevance.
+   * or an empty list. `sort`: 'relevance' (default), 'newest' or 'oldest' (case and surrounding whitespace
+   * ignored, as in Hermes); any other value is a ValidationError.
    */
   async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
     return this.track(async () => {

@@ -7,7 +7,7 @@ import { pySlice } from '../codecs/python-text.js';
 import { exec, first, rows } from '../db/ops.js';
 import type { HandoffState, SessionRow } from '../types.js';
 import type { RepoContext } from './context.js';
-import { decodeSession } from './rows.js';
+import { decodeSession, handoffStatusOrNull } from './rows.js';
 
 export const MAX_HANDOFF_ERROR_LENGTH = 500;
 
@@ -35,7 +35,7 @@ export class HandoffRepo {
       );
       if (!row) return null;
       const s = (v: unknown) => (v === null || v === undefined ? null : String(v));
-      return { state: s(row.handoff_state), platform: s(row.handoff_platform), error: s(row.handoff_error) };
+      return { state: handoffStatusOrNull(row.handoff_state), platform: s(row.handoff_platform), error: s(row.handoff_error) };
     });
   }
 

@@ -2,9 +2,11 @@
 import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
 import type { ValueDecoders } from '../db/dialect.js';
 import type { Row } from '../db/ops.js';
-import type { MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
+import type { HandoffStatus, MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
 
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** handoff_state is written only by the handoff state machine (ours, or Hermes' own, which is the same). */
+export const handoffStatusOrNull = (v: unknown): HandoffStatus | null => str(v) as HandoffStatus | null;
 
 export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
   return {
@@ -35,7 +37,7 @@ export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
     pricingVersion: str(r.pricing_version),
     title: str(r.title),
     apiCallCount: d.int(r.api_call_count),
-    handoffState: str(r.handoff_state),
+    handoffState: handoffStatusOrNull(r.handoff_state),
     handoffPlatform: str(r.handoff_platform),
     handoffError: str(r.handoff_error),
   };

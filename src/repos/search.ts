@@ -16,7 +16,7 @@ import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
 import { boundedSnippet } from '../search/snippet.js';
 import { byActivity } from '../sql/listing.js';
-import type { SessionRow } from '../types.js';
+import type { HermesRole, SearchSort, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import { decodeSession } from './rows.js';
 
@@ -31,18 +31,18 @@ export interface SearchMessagesFilters {
   roleFilter?: string[] | null;
   limit: number;
   offset: number;
-  sort?: string | null;
+  sort?: SearchSort | null;
 }
 
 export interface SearchContextEntry {
-  role: string;
+  role: HermesRole;
   content: string;
 }
 
 export interface SearchHit {
   id: number;
   sessionId: string;
-  role: string;
+  role: HermesRole;
   /** The match in context, with >>> <<< around matched words (no markers on the short-CJK path). */
   snippet: string | null;
   timestamp: number;
