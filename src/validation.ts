@@ -269,7 +269,7 @@ export const exportStreamOptions = z.object({ sessionId: lookupId.optional(), so
 export const sessionFilterOptions = z.object({ sessionId: optionalText }).strict();
 
 /** Telegram ids arrive as numbers from the Bot API; Hermes stores them as strings. */
-const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
+export const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
 
 export const enableTopicModeOptions = z
   .object({
