@@ -53,6 +53,20 @@ export type {
   TelegramManagedMode,
   OpenUnion,
 } from './types.js';
+export {
+  decodeSqliteSessionRow,
+  decodeSqliteMessageRow,
+  decodeSqliteTelegramBindingRow,
+  decodePgSessionRow,
+  decodePgMessageRow,
+  decodePgTelegramBindingRow,
+  type SqliteSessionsSelect,
+  type SqliteMessagesSelect,
+  type SqliteTopicBindingsSelect,
+  type PgSessionsSelect,
+  type PgMessagesSelect,
+  type PgTopicBindingsSelect,
+} from './repos/rows.js';
 export { SessionRepo } from './repos/sessions.js';
 export { MessageRepo } from './repos/messages.js';
 export { TitleRepo, MAX_TITLE_LENGTH } from './repos/titles.js';

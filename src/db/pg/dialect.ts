@@ -28,7 +28,7 @@ function toEpoch(v: unknown): number {
 const noop = () => {};
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
-const decoders: ValueDecoders = {
+export const pgValueDecoders: ValueDecoders = {
   time: toEpoch,
   timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
   // The drivers parse jsonb; a jsonb string scalar arrives as a JS string and must stay one.
@@ -73,7 +73,7 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
 export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
-  readonly decode = decoders;
+  readonly decode = pgValueDecoders;
   readonly search = pgSearch;
   readonly advanceMessageIds = function* (): Op<void> {
     yield* exec(sql`SELECT setval(pg_get_serial_sequence('messages', 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM messages`);
