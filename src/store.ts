@@ -396,10 +396,7 @@ export class SessionStore<D extends DialectName = DialectName> {
    * ignored, as in Hermes); any other value is a ValidationError.
    */
   async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
-    return this.track(async () => {
-      const q = v.validate(v.searchQuery, query, 'query');
-      return this.search.searchMessages(q, v.validate(v.searchMessagesOptions, options, 'options'));
-    });
+    return this.track(() => this.search.searchMessages(query, options));
   }
 
   /** Sessions by latest activity, optionally of one source, with `lastActive`. */

@@ -50,6 +50,8 @@ const CASES: Case[] = [
   ['telegramTopics.enable', 'options.chatId', (s) => s.telegramTopics.enable({ chatId: '', userId: 'u' })],
   ['telegramTopics.disable', 'options.chatId', (s) => s.telegramTopics.disable(1.5)],
   ['telegramTopics.bind', 'options.sessionKey', (s) => s.telegramTopics.bind(bad({ chatId: 1, threadId: 2, userId: 3, sessionId: 'seed' }))],
+  ['search.searchMessages', 'options.sort', (s) => s.search.searchMessages('hello', { sort: bad('newst') })],
+  ['search.searchMessages', 'query', (s) => s.search.searchMessages(bad(5))],
   ['maintenance.maybeAutoPruneAndVacuum', 'options', (s) => s.maintenance.maybeAutoPruneAndVacuum(bad({ bogus: 1 }))],
 ];
 
