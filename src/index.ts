@@ -5,6 +5,8 @@ export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open
 export {
   SessionStore,
   sanitizeTitle,
+  type AnySessionStore,
+  type BackendOf,
   type CreateSessionOptions,
   type UpdateTokenCountsOptions,
   type PruneSessionsOptions,
@@ -44,7 +46,27 @@ export type {
   JsonInput,
   MessageContent,
   MessageContentInput,
+  SearchSort,
+  HandoffStatus,
+  KnownRole,
+  HermesRole,
+  TelegramManagedMode,
+  OpenUnion,
 } from './types.js';
+export {
+  decodeSqliteSessionRow,
+  decodeSqliteMessageRow,
+  decodeSqliteTelegramBindingRow,
+  decodePgSessionRow,
+  decodePgMessageRow,
+  decodePgTelegramBindingRow,
+  type SqliteSessionsSelect,
+  type SqliteMessagesSelect,
+  type SqliteTopicBindingsSelect,
+  type PgSessionsSelect,
+  type PgMessagesSelect,
+  type PgTopicBindingsSelect,
+} from './repos/rows.js';
 export { SessionRepo } from './repos/sessions.js';
 export { MessageRepo } from './repos/messages.js';
 export { TitleRepo, MAX_TITLE_LENGTH } from './repos/titles.js';

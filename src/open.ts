@@ -11,7 +11,7 @@ import { SqliteDialect } from './db/sqlite/dialect.js';
 import { applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
-import { SessionStore } from './store.js';
+import { type AnySessionStore, SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
 import { DEFAULT_PG_SCHEMA, pgSchemaName } from './sql/tables.js';
 
@@ -70,7 +70,7 @@ export const openStoreOptionsSchema = z
 export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
 
 /** Open (and by default migrate) a store. See the README for the URL forms. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<SessionStore> {
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<AnySessionStore> {
   const parsedOptions = openStoreOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
     const issue = parsedOptions.error.issues[0];
@@ -83,7 +83,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const clock = userClock ? () => userClock() : nowEpochSeconds;
   if (opts.mustExist) assertLocationExists(location);
 
-  let store: SessionStore;
+  let store: AnySessionStore;
   let backend: SqliteBackend | PgBackend;
   if (location.backend === 'sqlite') {
     // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
@@ -105,7 +105,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
       writeDeadlineMs: opts.writeDeadlineMs,
     });
     backend = sqlite;
-    store = new SessionStore(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
+    store = new SessionStore<'sqlite'>(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
   } else {
     const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
     const pg =
@@ -131,7 +131,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
             schema,
           });
     backend = pg;
-    store = new SessionStore(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow);
+    store = new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow);
   }
 
   try {

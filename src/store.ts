@@ -18,7 +18,6 @@ import {
   StoreClosedError,
   TitleConflictError,
   TopicAlreadyLinkedError,
-  ValidationError,
 } from './errors.js';
 import type { RepoContext } from './repos/context.js';
 import { HandoffRepo } from './repos/handoffs.js';
@@ -37,6 +36,7 @@ import type {
   AutoMaintenanceResult,
   ConversationMessage,
   HandoffState,
+  HermesRole,
   MessageRow,
   MessagesAround,
   RichSessionRow,
@@ -71,7 +71,17 @@ export type SearchSessionsOptions = Input<'searchSessionsOptions'>;
 
 export { sanitizeTitle };
 
-export class SessionStore {
+/** The backend behind a store of dialect D: SqliteBackend for 'sqlite', PgBackend for 'pg'. */
+export type BackendOf<D extends DialectName> = D extends 'sqlite' ? SqliteBackend : PgBackend;
+
+/**
+ * What openStore returns: a store whose `backend` narrows with its `dialect`
+ * (`if (store.dialect === 'sqlite') store.backend.client`). `SessionStore` (no argument) is the wider type
+ * both are assignable to.
+ */
+export type AnySessionStore = SessionStore<'sqlite'> | SessionStore<'pg'>;
+
+export class SessionStore<D extends DialectName = DialectName> {
   /** The store URL with any password redacted. */
   readonly url: string;
   readonly sessions: SessionRepo;
@@ -88,13 +98,13 @@ export class SessionStore {
   readonly imports: ImportRepo;
   /** Bulk reads in Hermes' stored form (used by copyStore and verify). */
   readonly bulkRead: BulkReadRepo;
-  private readonly backendImpl: SqliteBackend | PgBackend;
+  private readonly backendImpl: BackendOf<D>;
   private readonly dialectImpl: Dialect;
   /** Public calls in flight: close() lets them settle and refuses new ones. */
   private readonly calls = new CallGate();
   private closing: Promise<void> | undefined;
 
-  constructor(backend: SqliteBackend | PgBackend, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
+  constructor(backend: BackendOf<D>, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
     this.dialectImpl = dialect;
     this.url = backend.url;
@@ -113,13 +123,13 @@ export class SessionStore {
     this.bulkRead = new BulkReadRepo(ctx);
   }
 
-  /** The dialect behind this store: 'sqlite' or 'pg'. */
-  get dialect(): DialectName {
-    return this.backendImpl.dialect;
+  /** The dialect behind this store: 'sqlite' or 'pg'. Checking it narrows `backend`. */
+  get dialect(): D {
+    return this.backendImpl.dialect as D;
   }
 
   /** The backend: its Drizzle instance (`backend.db`) and, on SQLite, the raw connection (`backend.client`). */
-  get backend(): SqliteBackend | PgBackend {
+  get backend(): BackendOf<D> {
     this.assertOpen();
     return this.backendImpl;
   }
@@ -159,16 +169,8 @@ export class SessionStore {
 
   /** Create a session unless the id exists (first write wins). Returns the id. */
   async createSession(sessionId: string, source: string, options: CreateSessionOptions = {}): Promise<string> {
-    return this.track(async () => {
-      const id = v.validate(v.id, sessionId, 'sessionId');
-      const src = v.validate(v.id, source, 'source');
-      const o = v.validate(v.createSessionOptions, options, 'options');
-      // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
-      if (o.parentSessionId === id) {
-        throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
-      }
-      return this.guard(() => this.sessions.create(id, src, o), { parent: o.parentSessionId });
-    });
+    // The repository validates (once, for both ways in).
+    return this.track(() => this.guard(() => this.sessions.create(sessionId, source, options), () => ({ parent: options.parentSessionId })));
   }
 
   /** Like createSession with source 'unknown' by default: recover a session whose creation failed. */
@@ -187,38 +189,30 @@ export class SessionStore {
 
   /** End a live session (a second end changes nothing). */
   async endSession(sessionId: string, endReason: string): Promise<void> {
-    await this.track(() => this.sessions.end(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, endReason, 'endReason')));
+    await this.track(() => this.sessions.end(sessionId, endReason));
   }
 
   async reopenSession(sessionId: string): Promise<void> {
-    await this.track(() => this.sessions.reopen(v.validate(v.lookupId, sessionId, 'sessionId')));
+    await this.track(() => this.sessions.reopen(sessionId));
   }
 
   async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
-    await this.track(() =>
-      this.sessions.updateSystemPrompt(
-        v.validate(v.lookupId, sessionId, 'sessionId'),
-        v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null,
-      ),
-    );
+    await this.track(() => this.sessions.updateSystemPrompt(sessionId, systemPrompt));
   }
 
   /** Add per-call deltas, or with `absolute: true` set gateway totals (Hermes' COALESCE rules). */
   async updateTokenCounts(sessionId: string, options: UpdateTokenCountsOptions = {}): Promise<void> {
-    return this.track(async () => {
-      const id = v.validate(v.id, sessionId, 'sessionId');
-      await this.sessions.updateTokenCounts(id, v.validate(v.updateTokenCountsOptions, options, 'options'));
-    });
+    return this.track(() => this.sessions.updateTokenCounts(sessionId, options));
   }
 
   /** Delete a session and its messages; its children become roots. False when it did not exist. */
   async deleteSession(sessionId: string): Promise<boolean> {
-    return this.track(() => this.sessions.delete(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.sessions.delete(sessionId));
   }
 
   /** Delete a session's messages and zero its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
-    await this.track(() => this.sessions.clearMessages(v.validate(v.lookupId, sessionId, 'sessionId')));
+    await this.track(() => this.sessions.clearMessages(sessionId));
   }
 
   /** Delete ended sessions older than `olderThanDays` (default 90); returns how many. */
@@ -235,7 +229,7 @@ export class SessionStore {
 
   /** Prune and vacuum at most once per interval; failures are reported in `error`, not thrown. */
   async maybeAutoPruneAndVacuum(options: AutoMaintenanceOptions = {}): Promise<AutoMaintenanceResult> {
-    return this.track(() => this.maintenance.maybeAutoPruneAndVacuum(v.validate(v.autoMaintenanceOptions, options, 'options')));
+    return this.track(() => this.maintenance.maybeAutoPruneAndVacuum(options));
   }
 
   async sessionCount(options: { source?: string | null } = {}): Promise<number> {
@@ -255,12 +249,7 @@ export class SessionStore {
 
   /** Set or (with '' or null) clear a title. True when the session exists. */
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
-    return this.track(async () => {
-      const id = v.validate(v.lookupId, sessionId, 'sessionId');
-      // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
-      const t = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title');
-      return this.guard(() => this.titles.set(id, t), { title: t, sessionId: id });
-    });
+    return this.track(() => this.guard(() => this.titles.set(sessionId, title), () => ({ title, sessionId })));
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {
@@ -286,17 +275,11 @@ export class SessionStore {
   /** Append a message and bump the session's counters. Returns the message id. */
   async appendMessage(
     sessionId: string,
-    role: string,
+    role: HermesRole,
     content?: MessageContentInput | null,
     options: AppendMessageOptions = {},
   ): Promise<number> {
-    return this.track(async () => {
-      const id = v.validate(v.id, sessionId, 'sessionId');
-      const r = v.validate(v.id, role, 'role');
-      const c = v.validate(v.content, content, 'content');
-      const o = v.validate(v.appendMessageOptions, options, 'options');
-      return this.guard(() => this.messages.append(id, r, c, o), { session: id });
-    });
+    return this.track(() => this.guard(() => this.messages.append(sessionId, role, content, options), () => ({ session: sessionId })));
   }
 
   /**
@@ -304,20 +287,12 @@ export class SessionStore {
    * appendMessage for callers that have a turn's messages at hand. Returns the new ids in order.
    */
   async appendMessages(sessionId: string, messages: AppendMessagesInput): Promise<number[]> {
-    return this.track(async () => {
-      const id = v.validate(v.id, sessionId, 'sessionId');
-      const list = v.validate(v.appendMessagesInput, messages, 'messages');
-      return this.guard(() => this.messages.appendMany(id, list), { session: id });
-    });
+    return this.track(() => this.guard(() => this.messages.appendMany(sessionId, messages), () => ({ session: sessionId })));
   }
 
   /** Replace the whole transcript atomically: on any failure the previous one survives. */
   async replaceMessages(sessionId: string, messages: ReplacementMessageInput[]): Promise<void> {
-    return this.track(async () => {
-      const id = v.validate(v.id, sessionId, 'sessionId');
-      const list = v.validate(v.replacementMessages, messages, 'messages');
-      await this.guard(() => this.messages.replace(id, list), { session: id });
-    });
+    return this.track(() => this.guard(() => this.messages.replace(sessionId, messages), () => ({ session: sessionId })));
   }
 
   async getMessages(sessionId: string): Promise<MessageRow[]> {
@@ -383,13 +358,13 @@ export class SessionStore {
   }
 
   async setMeta(key: string, value: string | null): Promise<void> {
-    await this.track(() => this.meta.set(v.validate(v.metaKey, key, 'key'), v.validate(v.optionalText, value, 'value') ?? null));
+    await this.track(() => this.meta.set(key, value));
   }
 
   // ── Handoffs ──
 
   async requestHandoff(sessionId: string, platform: string): Promise<boolean> {
-    return this.track(() => this.handoffs.request(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.id, platform, 'platform')));
+    return this.track(() => this.handoffs.request(sessionId, platform));
   }
 
   async getHandoffState(sessionId: string): Promise<HandoffState | null> {
@@ -402,28 +377,26 @@ export class SessionStore {
 
   /** pending -> running; exactly one of concurrent callers gets true. */
   async claimHandoff(sessionId: string): Promise<boolean> {
-    return this.track(() => this.handoffs.claim(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.handoffs.claim(sessionId));
   }
 
   async completeHandoff(sessionId: string): Promise<void> {
-    await this.track(() => this.handoffs.complete(v.validate(v.lookupId, sessionId, 'sessionId')));
+    await this.track(() => this.handoffs.complete(sessionId));
   }
 
   async failHandoff(sessionId: string, error: string): Promise<void> {
-    await this.track(() => this.handoffs.fail(v.validate(v.lookupId, sessionId, 'sessionId'), v.validate(v.text, error, 'error')));
+    await this.track(() => this.handoffs.fail(sessionId, error));
   }
 
   // ── Search ──
 
   /**
    * Full-text search over messages (content, tool name and tool-call arguments). Any string gives results
-   * or an empty list. `sort`: 'newest', 'oldest', anything else relevance.
+   * or an empty list. `sort`: 'relevance' (default), 'newest' or 'oldest' (case and surrounding whitespace
+   * ignored, as in Hermes); any other value is a ValidationError.
    */
   async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
-    return this.track(async () => {
-      const q = v.validate(v.searchQuery, query, 'query');
-      return this.search.searchMessages(q, v.validate(v.searchMessagesOptions, options, 'options'));
-    });
+    return this.track(() => this.search.searchMessages(query, options));
   }
 
   /** Sessions by latest activity, optionally of one source, with `lastActive`. */
@@ -447,7 +420,7 @@ export class SessionStore {
   // ── Telegram topic mode ──
 
   async enableTelegramTopicMode(options: EnableTelegramTopicModeOptions): Promise<void> {
-    await this.track(() => this.telegramTopics.enable(v.validate(v.enableTopicModeOptions, options, 'options')));
+    await this.track(() => this.telegramTopics.enable(options));
   }
 
   async disableTelegramTopicMode(options: DisableTelegramTopicModeOptions): Promise<void> {
@@ -472,10 +445,9 @@ export class SessionStore {
   }
 
   async bindTelegramTopic(options: BindTelegramTopicOptions): Promise<void> {
-    return this.track(async () => {
-      const o = v.validate(v.bindTopicOptions, options, 'options');
-      await this.guard(() => this.telegramTopics.bind(o), { session: o.sessionId, topicSession: o.sessionId });
-    });
+    return this.track(() =>
+      this.guard(() => this.telegramTopics.bind(options), () => ({ session: options.sessionId, topicSession: options.sessionId })),
+    );
   }
 
   async isTelegramSessionLinkedToTopic(options: { sessionId: string }): Promise<boolean> {
@@ -506,7 +478,8 @@ export class SessionStore {
    */
   private async guard<T>(
     call: () => Promise<T>,
-    context: { parent?: string | null; session?: string; title?: string | null; sessionId?: string; topicSession?: string },
+    // Read only after a constraint violation, so after the repository validated the inputs it names.
+    contextOf: () => { parent?: string | null; session?: string; title?: string | null; sessionId?: string; topicSession?: string },
   ): Promise<T> {
     try {
       return await call();
@@ -514,6 +487,7 @@ export class SessionStore {
       // Driver errors arrive as DatabaseError; a constraint violation among them gets its own type.
       const kind = constraintViolation(error);
       if (kind === undefined && error instanceof SessionDbError) throw error;
+      const context = kind === undefined ? {} : contextOf();
       if (kind === 'foreign-key') {
         if (context.parent) throw new SessionNotFoundError(context.parent, 'parent session');
         if (context.session) throw new SessionNotFoundError(context.session);

@@ -4,8 +4,24 @@
  */
 import type { MessageContent, MessageContentInput } from './codecs/content.js';
 import type { JsonInput, JsonValue } from './codecs/json.js';
+import type { z } from 'zod';
+import type { OpenUnion, handoffStatus, knownManagedMode, knownRole, searchSort } from './validation.js';
 
-export type { JsonInput, JsonValue, MessageContent, MessageContentInput };
+export type { JsonInput, JsonValue, MessageContent, MessageContentInput, OpenUnion };
+
+/** searchMessages' order: 'relevance' (the default), 'newest' or 'oldest'. Anything else is a ValidationError. */
+export type SearchSort = z.output<typeof searchSort>;
+/** A handoff's state (`HandoffState.state`, `SessionRow.handoffState`): Hermes' closed state machine. */
+export type HandoffStatus = z.output<typeof handoffStatus>;
+/** The roles Hermes writes. */
+export type KnownRole = z.output<typeof knownRole>;
+/**
+ * A message role. Hermes stores any role string (`replaceMessages` writes 'unknown' for a message without
+ * one), so any string is accepted; the known ones are offered by editors.
+ */
+export type HermesRole = OpenUnion<KnownRole>;
+/** A Telegram binding's managed mode: 'auto' (the default) or 'restored' as Hermes writes them, or any other string. */
+export type TelegramManagedMode = OpenUnion<z.output<typeof knownManagedMode>>;
 
 export interface SessionRow {
   id: string;
@@ -36,7 +52,7 @@ export interface SessionRow {
   pricingVersion: string | null;
   title: string | null;
   apiCallCount: number;
-  handoffState: string | null;
+  handoffState: HandoffStatus | null;
   handoffPlatform: string | null;
   handoffError: string | null;
 }
@@ -44,7 +60,7 @@ export interface SessionRow {
 export interface MessageRow {
   id: number;
   sessionId: string;
-  role: string;
+  role: HermesRole;
   /** A string, or structured (multimodal) content as a value. */
   content: MessageContent | null;
   toolCallId: string | null;
@@ -77,7 +93,7 @@ export interface RichSessionRow extends SessionRow {
  * snake_case (`tool_call_id`, `tool_calls`, …) because that is the format model SDKs accept.
  */
 export interface ConversationMessage {
-  role: string;
+  role: HermesRole;
   content: MessageContent | null;
   tool_call_id?: string;
   tool_name?: string;
@@ -106,7 +122,7 @@ export interface AnchoredView extends MessagesAround {
 }
 
 export interface HandoffState {
-  state: string | null;
+  state: HandoffStatus | null;
   platform: string | null;
   error: string | null;
 }
@@ -117,7 +133,7 @@ export interface TelegramTopicBinding {
   userId: string;
   sessionKey: string;
   sessionId: string;
-  managedMode: string;
+  managedMode: TelegramManagedMode;
   linkedAt: number;
   updatedAt: number;
 }

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { JsonInput } from './codecs/json.js';
 import type { MessageContentInput } from './codecs/content.js';
+import { pyStrip } from './codecs/python-text.js';
 import { ValidationError } from './errors.js';
 
 const MAX_JSON_DEPTH = 200;
@@ -122,6 +123,31 @@ const finite = z.number().refine(Number.isFinite, 'must be a finite number');
 /** Python's LIMIT: a negative number means no limit. */
 const limit = int;
 
+// ── Closed and open sets of names (the public literal types are derived from these, in types.ts) ──
+
+/** searchMessages' `sort`. Hermes orders by relevance for any other value, which hid typos: here they are refused. */
+export const searchSort = z.enum(['relevance', 'newest', 'oldest'], { error: "must be 'relevance', 'newest' or 'oldest'" });
+/** Hermes compares `sort.strip().lower()`: case and surrounding whitespace are ignored here too. */
+const searchSortInput = z.preprocess<unknown, typeof searchSort, z.output<typeof searchSort>>(
+  (value) => (typeof value === 'string' ? pyStrip(value).toLowerCase() : value),
+  searchSort,
+);
+/** The handoff state machine: NULL -> pending -> running -> completed | failed. Only the store writes these. */
+export const handoffStatus = z.enum(['pending', 'running', 'completed', 'failed']);
+/** The roles Hermes writes. Hermes stores any role string, so the API accepts any (see HermesRole). */
+export const knownRole = z.enum(['system', 'user', 'assistant', 'tool']);
+/** The managed modes Hermes' gateway writes ('auto' by default). Hermes stores any string, so the API accepts any. */
+export const knownManagedMode = z.enum(['auto', 'restored']);
+
+/** A string union open to any other string: `K | (string & {})` keeps editor completion for K without refusing others. */
+export type OpenUnion<K extends string> = K | (string & {});
+/** `schema`'s check, typed as taking and giving an open union (any string passes the type, as it passes Hermes). */
+const openUnion = <K extends string>(schema: z.ZodType<string, string>) => schema as unknown as z.ZodType<OpenUnion<K>, OpenUnion<K>>;
+
+/** A message role: non-empty, at most 1024 characters, well-formed, no NUL. */
+export const role = openUnion<z.output<typeof knownRole>>(id);
+export const managedMode = openUnion<z.output<typeof knownManagedMode>>(id);
+
 export const createSessionOptions = z
   .object({
     userId: optionalText,
@@ -211,10 +237,10 @@ export const replacementMessage = z
     return out;
   })
   // The same fields as appendMessage's options, plus role and content; other keys are ignored.
-  .pipe(z.object({ role: text.optional(), content, ...appendMessageOptions.shape }));
+  .pipe(z.object({ role: openUnion<z.output<typeof knownRole>>(text).optional(), content, ...appendMessageOptions.shape }));
 export const replacementMessages = z.array(replacementMessage);
 /** appendMessages: each message names its role and takes appendMessage's options (camelCase). */
-export const appendMessagesInput = z.array(z.object({ role: id, content, ...appendMessageOptions.shape }).strict());
+export const appendMessagesInput = z.array(z.object({ role, content, ...appendMessageOptions.shape }).strict());
 
 export const conversationOptions = z.object({ includeAncestors: z.boolean().default(false) }).strict();
 export const aroundOptions = z.object({ window: int.default(5) }).strict();
@@ -222,7 +248,7 @@ export const anchoredViewOptions = z
   .object({
     window: int.default(5),
     bookend: int.default(3),
-    keepRoles: z.array(text).nullable().default(['user', 'assistant']),
+    keepRoles: z.array(openUnion<z.output<typeof knownRole>>(text)).nullable().default(['user', 'assistant']),
   })
   .strict();
 
@@ -243,7 +269,7 @@ export const exportStreamOptions = z.object({ sessionId: lookupId.optional(), so
 export const sessionFilterOptions = z.object({ sessionId: optionalText }).strict();
 
 /** Telegram ids arrive as numbers from the Bot API; Hermes stores them as strings. */
-const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
+export const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
 
 export const enableTopicModeOptions = z
   .object({
@@ -263,7 +289,7 @@ export const bindTopicOptions = z
     userId: telegramId,
     sessionKey: id,
     sessionId: id,
-    managedMode: id.default('auto'),
+    managedMode: managedMode.default('auto'),
   })
   .strict();
 export const linkedQuery = z.object({ sessionId: lookupId }).strict();
@@ -294,10 +320,10 @@ export const searchMessagesOptions = z
   .object({
     sourceFilter: z.array(text).nullish(),
     excludeSources: z.array(text).nullish(),
-    roleFilter: z.array(text).nullish(),
+    roleFilter: z.array(openUnion<z.output<typeof knownRole>>(text)).nullish(),
     limit: int.default(20),
     offset: count.default(0),
-    sort: z.string().nullish(),
+    sort: searchSortInput.nullish(),
   })
   .strict();
 export const searchSessionsOptions = z

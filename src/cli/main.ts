@@ -21,6 +21,7 @@ import { fmt, progressPrinter } from './progress.js';
 import { SessionDbError, StoreNotFoundError } from '../errors.js';
 import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
+import type { SearchSort } from '../types.js';
 
 export const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
 
@@ -386,7 +387,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(new Option('--sort <order>', 'result order').choices(['relevance', 'newest', 'oldest']).default('relevance'))
     .option('--json', 'print JSON lines instead of text')
     .addHelpText('after', '\nExamples:\n  hermes-sessiondb search docker\n  hermes-sessiondb search "记忆断裂" --source telegram --sort newest')
-    .action(async (query: string, o: { db: string; source?: string[]; excludeSource?: string[]; role?: string[]; limit: number; sort: string; json?: boolean }) => {
+    .action(async (query: string, o: { db: string; source?: string[]; excludeSource?: string[]; role?: string[]; limit: number; sort: SearchSort; json?: boolean }) => {
       await readingStore(o.db, async (store) => {
         const hits = await store.searchMessages(query, {
           sourceFilter: o.source ?? null,

@@ -7,7 +7,8 @@ import { pySlice } from '../codecs/python-text.js';
 import { exec, first, rows } from '../db/ops.js';
 import type { HandoffState, SessionRow } from '../types.js';
 import type { RepoContext } from './context.js';
-import { decodeSession } from './rows.js';
+import { decodeSession, handoffStatusOrNull } from './rows.js';
+import * as v from '../validation.js';
 
 export const MAX_HANDOFF_ERROR_LENGTH = 500;
 
@@ -15,8 +16,10 @@ export class HandoffRepo {
   constructor(private readonly ctx: RepoContext) {}
 
   /** Mark pending for `platform`, unless a handoff is already pending or running. False for unknown ids too. */
-  request(sessionId: string, platform: string): Promise<boolean> {
+  async request(sessionId: string, platform: string): Promise<boolean> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
+    platform = v.validate(v.id, platform, 'platform');
     return d.write(function* () {
       const updated = yield* rows(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'pending', handoff_platform = ${d.text(platform)}, handoff_error = NULL
@@ -35,7 +38,7 @@ export class HandoffRepo {
       );
       if (!row) return null;
       const s = (v: unknown) => (v === null || v === undefined ? null : String(v));
-      return { state: s(row.handoff_state), platform: s(row.handoff_platform), error: s(row.handoff_error) };
+      return { state: handoffStatusOrNull(row.handoff_state), platform: s(row.handoff_platform), error: s(row.handoff_error) };
     });
   }
 
@@ -50,8 +53,9 @@ export class HandoffRepo {
   }
 
   /** pending -> running; true for exactly one of any number of concurrent callers. */
-  claim(sessionId: string): Promise<boolean> {
+  async claim(sessionId: string): Promise<boolean> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.write(function* () {
       const updated = yield* rows(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'running'
@@ -60,17 +64,19 @@ export class HandoffRepo {
     });
   }
 
-  complete(sessionId: string): Promise<void> {
+  async complete(sessionId: string): Promise<void> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`);
     });
   }
 
   /** Mark failed with the error cut to 500 code points. */
-  fail(sessionId: string, error: string): Promise<void> {
+  async fail(sessionId: string, error: string): Promise<void> {
     const { d } = this.ctx;
-    const message = pySlice(error, MAX_HANDOFF_ERROR_LENGTH);
+    sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
+    const message = pySlice(v.validate(v.text, error, 'error'), MAX_HANDOFF_ERROR_LENGTH);
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`);
     });

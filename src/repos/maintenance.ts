@@ -9,6 +9,8 @@ import type { MessageRepo } from './messages.js';
 import type { MetaRepo } from './meta.js';
 import { decodeMessage, decodeSession } from './rows.js';
 import type { SessionRepo } from './sessions.js';
+import * as v from '../validation.js';
+import type { z } from 'zod';
 
 export const AUTO_PRUNE_KEY = 'last_auto_prune';
 /** export_all's cap in Hermes. */
@@ -166,7 +168,9 @@ export class MaintenanceRepo {
    * state_meta last_auto_prune), and VACUUM when something was pruned. Failures are reported in the
    * result's `error` instead of thrown, as Hermes' startup hook expects.
    */
-  async maybeAutoPruneAndVacuum(o: AutoMaintenanceOptions): Promise<AutoMaintenanceResult> {
+  async maybeAutoPruneAndVacuum(options: z.input<typeof v.autoMaintenanceOptions> = {}): Promise<AutoMaintenanceResult> {
+    // Bad options are refused (thrown); only failures of the run itself are reported in `error`.
+    const o: AutoMaintenanceOptions = v.validate(v.autoMaintenanceOptions, options, 'options');
     const result: AutoMaintenanceResult = { skipped: false, pruned: 0, vacuumed: false };
     try {
       const now = this.ctx.now();

@@ -8,11 +8,13 @@ import { type JsonInput, isTruthy } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
 import { type Op, exec, first, rows } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
-import type { AnchoredView, ConversationMessage, MessageRow, MessagesAround } from '../types.js';
+import type { AnchoredView, ConversationMessage, HermesRole, MessageRow, MessagesAround } from '../types.js';
 import type { RepoContext } from './context.js';
 import { toConversation } from './conversation.js';
 import type { LineageRepo } from './lineage.js';
 import { decodeMessage } from './rows.js';
+import * as v from '../validation.js';
+import type { z } from 'zod';
 
 export interface MessageFields {
   toolName?: string | null;
@@ -69,9 +71,21 @@ export class MessageRepo {
     };
   }
 
-  /** Insert one message and bump the session's counters; the session must exist. Returns the new id. */
-  append(sessionId: string, role: string, content: MessageContentInput | null | undefined, fields: MessageFields): Promise<number> {
+  /**
+   * Insert one message and bump the session's counters; the session must exist. Returns the new id.
+   * Validated as appendMessage is (the store's appendMessage delegates here).
+   */
+  async append(
+    sessionId: string,
+    role: HermesRole,
+    content?: MessageContentInput | null,
+    options: z.input<typeof v.appendMessageOptions> = {},
+  ): Promise<number> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.id, sessionId, 'sessionId');
+    role = v.validate(v.role, role, 'role');
+    content = v.validate(v.content, content, 'content');
+    const fields: MessageFields = v.validate(v.appendMessageOptions, options, 'options');
     const row = this.values(sessionId, role, content, fields, this.ctx.now(), true);
     const toolCalls = toolCallCount(fields.toolCalls);
     return d.write(function* () {
@@ -89,10 +103,12 @@ export class MessageRepo {
   /**
    * Append several messages to one session in one transaction (one commit for all): the counters move
    * once, timestamps are now + 1 µs per message to keep the order. Returns the ids in the given order.
-   * Nothing is written when the session does not exist.
+   * Nothing is written when the session does not exist. Validated as appendMessages is.
    */
-  appendMany(sessionId: string, messages: Array<ReplacementMessage & { role: string }>): Promise<number[]> {
+  async appendMany(sessionId: string, input: z.input<typeof v.appendMessagesInput>): Promise<number[]> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.id, sessionId, 'sessionId');
+    const messages: Array<ReplacementMessage & { role: string }> = v.validate(v.appendMessagesInput, input, 'messages');
     if (messages.length === 0) return Promise.resolve([]);
     const now = this.ctx.now();
     const batches: SQL[] = [];
@@ -121,9 +137,12 @@ export class MessageRepo {
    * Replace a session's whole transcript in one transaction (retry, undo, compress). Timestamps are now,
    * +1 µs per message to keep the order; reasoning fields are kept on assistant messages only.
    * An empty list clears the transcript (silently, even for an unknown session, as in Hermes).
+   * Validated as replaceMessages is.
    */
-  replace(sessionId: string, messages: ReplacementMessage[]): Promise<void> {
+  async replace(sessionId: string, input: Array<Record<string, unknown>>): Promise<void> {
     const { d } = this.ctx;
+    sessionId = v.validate(v.id, sessionId, 'sessionId');
+    const messages: ReplacementMessage[] = v.validate(v.replacementMessages, input, 'messages');
     const now = this.ctx.now();
     const batches: SQL[] = [];
     let columns: SQL | undefined;

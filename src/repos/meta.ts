@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Dialect } from '../db/dialect.js';
 import { type Op, exec, first } from '../db/ops.js';
 import type { RepoContext } from './context.js';
+import * as v from '../validation.js';
 
 /** Upsert one key; usable inside another repository's write. */
 export function setMetaOp(d: Dialect, key: string, value: string | null): () => Op<void> {
@@ -23,7 +24,10 @@ export class MetaRepo {
     });
   }
 
-  set(key: string, value: string | null): Promise<void> {
+  /** Validated as setMeta is. */
+  async set(key: string, value: string | null): Promise<void> {
+    key = v.validate(v.metaKey, key, 'key');
+    value = v.validate(v.optionalText, value, 'value') ?? null;
     return this.ctx.d.write(setMetaOp(this.ctx.d, key, value));
   }
 }

@@ -2,9 +2,15 @@
 import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
 import type { ValueDecoders } from '../db/dialect.js';
 import type { Row } from '../db/ops.js';
-import type { MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
+import { pgValueDecoders } from '../db/pg/dialect.js';
+import { sqliteValueDecoders } from '../db/sqlite/dialect.js';
+import type * as pgTables from '../schema/pg.js';
+import type * as sqliteTables from '../schema/sqlite.js';
+import type { HandoffStatus, MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
 
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** handoff_state is written only by the handoff state machine (ours, or Hermes' own, which is the same). */
+export const handoffStatusOrNull = (v: unknown): HandoffStatus | null => str(v) as HandoffStatus | null;
 
 export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
   return {
@@ -35,7 +41,7 @@ export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
     pricingVersion: str(r.pricing_version),
     title: str(r.title),
     apiCallCount: d.int(r.api_call_count),
-    handoffState: str(r.handoff_state),
+    handoffState: handoffStatusOrNull(r.handoff_state),
     handoffPlatform: str(r.handoff_platform),
     handoffError: str(r.handoff_error),
   };
@@ -83,4 +89,60 @@ export function decodeBinding(r: Row, d: ValueDecoders): TelegramTopicBinding {
     linkedAt: d.time(r.linked_at),
     updatedAt: d.time(r.updated_at),
   };
+}
+
+// ── Rows an app selects through its own Drizzle instance ──
+// Drizzle hands back the tables' columns under their camelCase names, values as the driver gives them
+// (SQLite: JSON as text, structured content behind the "\x00json:" marker; Postgres: NUL escaped in text
+// and JSON strings, structured content in content_json). These give exactly what the store's reads give.
+
+/** A sessions row as an app's Drizzle instance selects it from our SQLite tables. */
+export type SqliteSessionsSelect = typeof sqliteTables.sessions.$inferSelect;
+/** A messages row as an app's Drizzle instance selects it from our SQLite tables. */
+export type SqliteMessagesSelect = typeof sqliteTables.messages.$inferSelect;
+export type SqliteTopicBindingsSelect = typeof sqliteTables.telegramDmTopicBindings.$inferSelect;
+/** A sessions row as an app's Drizzle instance selects it from our Postgres tables. */
+export type PgSessionsSelect = typeof pgTables.sessions.$inferSelect;
+/** A messages row as an app's Drizzle instance selects it from our Postgres tables. */
+export type PgMessagesSelect = typeof pgTables.messages.$inferSelect;
+export type PgTopicBindingsSelect = typeof pgTables.telegramDmTopicBindings.$inferSelect;
+
+/** camelCase column keys back to the column names the decoders read (contentJson -> content_json). */
+function byColumnName(row: object): Row {
+  const out: Row = {};
+  for (const [key, value] of Object.entries(row)) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+  return out;
+}
+
+/** A full `sessions` row selected with Drizzle from our SQLite tables, as `store.getSession` returns it. */
+export function decodeSqliteSessionRow(row: SqliteSessionsSelect): SessionRow {
+  return decodeSession(byColumnName(row), sqliteValueDecoders);
+}
+
+/** A full `messages` row selected with Drizzle from our SQLite tables, as `store.getMessages` returns it. */
+export function decodeSqliteMessageRow(row: SqliteMessagesSelect): MessageRow {
+  return decodeMessage(byColumnName(row), sqliteValueDecoders);
+}
+
+/** A `telegram_dm_topic_bindings` row from our SQLite tables, as `store.getTelegramTopicBinding` returns it. */
+export function decodeSqliteTelegramBindingRow(row: SqliteTopicBindingsSelect): TelegramTopicBinding {
+  return decodeBinding(byColumnName(row), sqliteValueDecoders);
+}
+
+/** A full `sessions` row selected with Drizzle from our Postgres tables, as `store.getSession` returns it. */
+export function decodePgSessionRow(row: PgSessionsSelect): SessionRow {
+  return decodeSession(byColumnName(row), pgValueDecoders);
+}
+
+/**
+ * A full `messages` row selected with Drizzle from our Postgres tables, as `store.getMessages` returns it.
+ * JSON values are decoded in place (only when they hold an escaped NUL).
+ */
+export function decodePgMessageRow(row: PgMessagesSelect): MessageRow {
+  return decodeMessage(byColumnName(row), pgValueDecoders);
+}
+
+/** A `telegram_dm_topic_bindings` row from our Postgres tables, as `store.getTelegramTopicBinding` returns it. */
+export function decodePgTelegramBindingRow(row: PgTopicBindingsSelect): TelegramTopicBinding {
+  return decodeBinding(byColumnName(row), pgValueDecoders);
 }

@@ -16,9 +16,11 @@ import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
 import { boundedSnippet } from '../search/snippet.js';
 import { byActivity } from '../sql/listing.js';
-import type { SessionRow } from '../types.js';
+import type { HermesRole, SearchSort, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import { decodeSession } from './rows.js';
+import * as v from '../validation.js';
+import type { z } from 'zod';
 
 /** Later Hermes versions cut queries to 2048 characters before sanitizing; so do we (it bounds the SQL). */
 export const MAX_QUERY_CHARS = 2048;
@@ -31,18 +33,18 @@ export interface SearchMessagesFilters {
   roleFilter?: string[] | null;
   limit: number;
   offset: number;
-  sort?: string | null;
+  sort?: SearchSort | null;
 }
 
 export interface SearchContextEntry {
-  role: string;
+  role: HermesRole;
   content: string;
 }
 
 export interface SearchHit {
   id: number;
   sessionId: string;
-  role: string;
+  role: HermesRole;
   /** The match in context, with >>> <<< around matched words (no markers on the short-CJK path). */
   snippet: string | null;
   timestamp: number;
@@ -158,9 +160,11 @@ export class SearchRepo {
    * Hermes' search_messages. Runs in bounded pieces: the ordered page first (relevance: bm25 over every
    * match, or over the newest `searchRankWindow` matches when the query itself has more), then snippets
    * for the page's rows only (each from a bounded window of its text), then context, with the event loop
-   * free between pieces.
+   * free between pieces. Validated as the store's searchMessages is (which delegates here).
    */
-  async searchMessages(query: string, f: SearchMessagesFilters): Promise<SearchHit[]> {
+  async searchMessages(query: string, options: z.input<typeof v.searchMessagesOptions> = {}): Promise<SearchHit[]> {
+    query = v.validate(v.searchQuery, query, 'query');
+    const f: SearchMessagesFilters = v.validate(v.searchMessagesOptions, options, 'options');
     const plan = planSearch(query);
     if (plan.path === 'none') return [];
     const { d } = this.ctx;

@@ -5,7 +5,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { isTruthy } from '../codecs/json.js';
 import { exec, first, rows } from '../db/ops.js';
-import { SessionNotFoundError } from '../errors.js';
+import { SessionNotFoundError, ValidationError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
 import { byChainActivity, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
 import type { JsonInput } from '../codecs/json.js';
@@ -13,6 +13,8 @@ import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import { type LineageRepo } from './lineage.js';
 import { decodeRichSession, decodeSession } from './rows.js';
+import * as v from '../validation.js';
+import type { z } from 'zod';
 
 export interface CreateSessionFields {
   userId?: string | null;
@@ -66,9 +68,17 @@ export class SessionRepo {
     private readonly lineage: LineageRepo,
   ) {}
 
-  /** INSERT unless the id exists (first write wins). A missing parent is refused, but only for a new row. */
-  create(id: string, source: string, fields: CreateSessionFields): Promise<string> {
+  /**
+   * INSERT unless the id exists (first write wins). A missing parent is refused, but only for a new row.
+   * Validated as createSession is.
+   */
+  async create(sessionId: string, source: string, options: z.input<typeof v.createSessionOptions> = {}): Promise<string> {
     const { d } = this.ctx;
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    source = v.validate(v.id, source, 'source');
+    const fields: CreateSessionFields = v.validate(v.createSessionOptions, options, 'options');
+    // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
+    if (fields.parentSessionId === id) throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
     const startedAt = this.ctx.now();
     const modelConfig = isTruthy(fields.modelConfig) ? fields.modelConfig : null;
     const parent = fields.parentSessionId ?? null;
@@ -108,8 +118,10 @@ export class SessionRepo {
   }
 
   /** First end wins: an ended session keeps its reason and time. */
-  end(id: string, endReason: string): Promise<void> {
+  async end(sessionId: string, endReason: string): Promise<void> {
     const { d } = this.ctx;
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    endReason = v.validate(v.text, endReason, 'endReason');
     const now = this.ctx.now();
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
@@ -117,15 +129,18 @@ export class SessionRepo {
     }, { lane: id });
   }
 
-  reopen(id: string): Promise<void> {
+  async reopen(sessionId: string): Promise<void> {
     const { d } = this.ctx;
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
     }, { lane: id });
   }
 
-  updateSystemPrompt(id: string, prompt: string | null): Promise<void> {
+  async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
     const { d } = this.ctx;
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
+    const prompt = v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null;
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.sessions} SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
     }, { lane: id });
@@ -135,10 +150,12 @@ export class SessionRepo {
    * Hermes' counter rules. Incremental (per API call) adds; absolute (gateway totals) sets. In both, cost
    * status/source/pricing take the new value when given, billing fields keep the first value, and the
    * model is only backfilled. An unknown id gets a stub session (source 'unknown') first, in the same
-   * transaction. NULL counters (only in foreign files) count from 0.
+   * transaction. NULL counters (only in foreign files) count from 0. Validated as updateTokenCounts is.
    */
-  updateTokenCounts(id: string, c: TokenCounts): Promise<void> {
+  async updateTokenCounts(sessionId: string, options: z.input<typeof v.updateTokenCountsOptions> = {}): Promise<void> {
     const { d } = this.ctx;
+    const id = v.validate(v.id, sessionId, 'sessionId');
+    const c: TokenCounts = v.validate(v.updateTokenCountsOptions, options, 'options');
     const now = this.ctx.now();
     const common = sql`
       cost_status = COALESCE(${d.text(c.costStatus)}, cost_status),
@@ -177,8 +194,9 @@ export class SessionRepo {
   }
 
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
-  delete(id: string): Promise<boolean> {
+  async delete(sessionId: string): Promise<boolean> {
     const { d } = this.ctx;
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
     // A session may hold tens of thousands of messages (and their index rows): off the event loop.
     return d.maintain(function* () {
       // Lock the row before deleting its messages: an append that holds it commits first and its message
@@ -191,8 +209,9 @@ export class SessionRepo {
     }, { lane: id });
   }
 
-  clearMessages(id: string): Promise<void> {
+  async clearMessages(sessionId: string): Promise<void> {
     const { d } = this.ctx;
+    const id = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.maintain(function* () {
       yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
       yield* exec(sql`UPDATE ${d.t.sessions} SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
@@ -216,8 +235,9 @@ export class SessionRepo {
    * (or one session), so other writers get the lock between batches and an interruption leaves whole
    * sessions only.
    */
-  async prune(olderThanDays: number, source: string | null | undefined): Promise<number> {
+  async prune(olderThanDays: number, source?: string | null): Promise<number> {
     const { d } = this.ctx;
+    ({ olderThanDays, source } = v.validate(v.pruneOptions, { olderThanDays, source }, 'options'));
     const cutoff = this.ctx.now() - olderThanDays * 86400;
     const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM ${d.t.sessions} c
       WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}

@@ -11,6 +11,8 @@ import type { RichSessionRow, TelegramTopicBinding } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import { setMetaOp } from './meta.js';
 import { decodeBinding, decodeRichSession } from './rows.js';
+import * as v from '../validation.js';
+import type { z } from 'zod';
 
 export const TOPIC_SCHEMA_VERSION_KEY = 'telegram_dm_topic_schema_version';
 export const TOPIC_SCHEMA_VERSION = '2';
@@ -29,8 +31,9 @@ export class TelegramTopicRepo {
   constructor(private readonly ctx: RepoContext) {}
 
   /** Turn topic mode on for a chat. An existing row keeps activated_at; its capability flags are overwritten. */
-  enable(o: EnableTopicMode): Promise<void> {
+  async enable(options: z.input<typeof v.enableTopicModeOptions>): Promise<void> {
     const { d } = this.ctx;
+    const o: EnableTopicMode = v.validate(v.enableTopicModeOptions, options, 'options');
     const now = this.ctx.now();
     const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
     return d.write(function* () {
@@ -48,8 +51,9 @@ export class TelegramTopicRepo {
     });
   }
 
-  disable(chatId: string, clearBindings: boolean): Promise<void> {
+  async disable(chatId: string | number, clearBindings: boolean = true): Promise<void> {
     const { d } = this.ctx;
+    ({ chatId, clearBindings } = v.validate(v.disableTopicModeOptions, { chatId, clearBindings }, 'options'));
     const now = this.ctx.now();
     return d.write(function* () {
       yield* exec(sql`UPDATE ${d.t.telegramDmTopicMode} SET enabled = ${d.bool(false)}, updated_at = ${d.time(now)}
@@ -82,8 +86,9 @@ export class TelegramTopicRepo {
    * Bind a topic to a session (upsert on the topic; linked_at survives a re-bind). A session bound to a
    * different topic is refused with TopicAlreadyLinkedError; an unknown session with SessionNotFoundError.
    */
-  bind(o: BindTopic): Promise<void> {
+  async bind(options: z.input<typeof v.bindTopicOptions>): Promise<void> {
     const { d } = this.ctx;
+    const o: BindTopic = v.validate(v.bindTopicOptions, options, 'options');
     const now = this.ctx.now();
     const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
     return d.write(function* () {

@@ -10,6 +10,7 @@ import { escapeLike } from '../sql/like.js';
 import type { SessionRow } from '../types.js';
 import type { RepoContext } from './context.js';
 import { decodeSession } from './rows.js';
+import * as v from '../validation.js';
 
 export const MAX_TITLE_LENGTH = 100;
 
@@ -40,8 +41,10 @@ export class TitleRepo {
    * Set (or, with an empty title, clear) a session's title. True when the session exists. Another session
    * holding the same exact title is a TitleConflictError, checked even for an unknown session, as in Hermes.
    */
-  set(sessionId: string, title: string | null | undefined): Promise<boolean> {
-    const cleaned = sanitizeTitle(title);
+  async set(sessionId: string, title: string | null | undefined): Promise<boolean> {
+    sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
+    // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
+    const cleaned = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title') ?? null;
     const { d } = this.ctx;
     return d.write(function* () {
       if (cleaned !== null) {

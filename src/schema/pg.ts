@@ -15,6 +15,8 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  type ConvertCustomConfig,
+  type PgCustomColumnBuilder,
   bigint,
   boolean,
   check,
@@ -35,8 +37,20 @@ import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../codecs/
 import { ValidationError } from '../errors.js';
 import { pgSchemaName } from '../sql/tables.js';
 
+type EpochSecondsValues = { data: number; driverData: string };
+
+/**
+ * The column builder `epochSeconds` is, spelled out: drizzle's own inferred type has a
+ * `Record<string, any>` overload, and no published type of ours may carry `any`.
+ */
+export interface EpochSecondsBuilder {
+  (): PgCustomColumnBuilder<ConvertCustomConfig<'', EpochSecondsValues>>;
+  (fieldConfig?: Record<string, unknown>): PgCustomColumnBuilder<ConvertCustomConfig<'', EpochSecondsValues>>;
+  <TName extends string>(dbName: TName, fieldConfig?: unknown): PgCustomColumnBuilder<ConvertCustomConfig<TName, EpochSecondsValues>>;
+}
+
 /** `timestamptz` in the database, Unix epoch seconds (a number) in TypeScript. */
-export const epochSeconds = customType<{ data: number; driverData: string }>({
+export const epochSeconds: EpochSecondsBuilder = customType<EpochSecondsValues>({
   dataType: () => 'timestamp with time zone',
   toDriver: (value) => epochSecondsToTimestamptz(value),
   fromDriver: (value) => timestamptzToEpochSeconds(value),

@@ -121,6 +121,9 @@ const CASES: Case[] = [
   ['searchMessages', 'query', (s) => s.searchMessages(bad(5))],
   ['searchMessages', 'options.sourceFilter', (s) => s.searchMessages('x', { sourceFilter: bad('cli') })],
   ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad(1) })],
+  // Hermes sorts by relevance for any unknown value, which hid typos: refused here.
+  ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad('newst') })],
+  ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad('') })],
   ['searchSessions', 'options.limit', (s) => s.searchSessions({ limit: bad('x') })],
   ['listUnlinkedTelegramSessionsForUser', 'options.limit', (s) => s.listUnlinkedTelegramSessionsForUser({ userId: 'u', limit: bad('x') })],
 ];

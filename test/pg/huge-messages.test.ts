@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type PgBackend, type SessionStore, copyStore, openStore, planSearch, verifyStores } from '../../src/index.js';
+import { type PgBackend, type SearchSort, type SessionStore, copyStore, openStore, planSearch, verifyStores } from '../../src/index.js';
 import { tsqueryText } from '../../src/sql/pg-search.js';
 import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
@@ -85,14 +85,14 @@ const canonical = (value: unknown): string =>
 const rowsOfStore = async <T>(store: SessionStore, query: ReturnType<typeof sql>) =>
   rowsOf<T>(await (store.backend as PgBackend).db.execute(query));
 
-const ids = async (store: SessionStore, query: string, sort?: string) =>
+const ids = async (store: SessionStore, query: string, sort?: SearchSort) =>
   (await store.searchMessages(query, { limit: -1, ...(sort ? { sort } : {}) })).map((h) => h.id).sort((a, b) => a - b);
 
 /**
  * The ids a query matches, asked without ranking or the indexes 0004 adds: word queries straight from the vector
  * and short CJK as a plain scan (so a store at 0003 can answer), substrings through the API.
  */
-const matchingIds = async (store: SessionStore, query: string, sort?: string) => {
+const matchingIds = async (store: SessionStore, query: string, sort?: SearchSort) => {
   const plan = planSearch(query);
   if (plan.path === 'like') {
     // Hermes' short-CJK path as a plain scan (no gram index, which only 0004 adds).
@@ -251,7 +251,7 @@ for (const h of harnesses) {
         await old.close();
       }
 
-      const queries: Array<[string, string?]> = [
+      const queries: Array<[string, SearchSort?]> = [
         ['deploy'], ['kubernetes helm'], ['"rollback postgres"'], ['ingress OR latency'], ['structured'], ['kubectl'],
         ['terminal'], ['item7x45'], ['item1*'], ['budget NOT token'], ['记忆'], ['中文检索'], ['断裂'], ['vacuum', 'newest'],
         ['token', 'oldest'],

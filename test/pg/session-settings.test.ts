@@ -10,7 +10,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SessionStore, openStore } from '../../src/index.js';
+import { type SearchSort, type SessionStore, openStore } from '../../src/index.js';
 import { DATABASE_URL, postgresHarness, reportAvailability } from '../backends.js';
 
 /**
@@ -73,7 +73,7 @@ async function exercise(store: SessionStore, clock: ReturnType<typeof testClock>
   // LIKE with ESCAPE '\' (prefixes, title lineage) and every search path.
   expect(await store.resolveSessionId('sess-al')).toBe('sess-alpha');
   expect(await store.getNextTitleInLineage('Deploy_100%')).toBe('Deploy_100% #2');
-  const ids = async (query: string, sort?: string) => (await store.searchMessages(query, { sort })).map((h) => h.sessionId);
+  const ids = async (query: string, sort?: SearchSort) => (await store.searchMessages(query, { sort })).map((h) => h.sessionId);
   expect(await ids('deploy')).toHaveLength(3);
   expect(await ids('deploy', 'newest')).toEqual(['sess-beta', 'sess-alpha', 'sess-alpha']);
   expect(await ids('deploy', 'oldest')).toEqual(['sess-alpha', 'sess-alpha', 'sess-beta']);

@@ -29,7 +29,7 @@ function toEpoch(v: unknown): number {
 const noop = () => {};
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
-const decoders: ValueDecoders = {
+export const pgValueDecoders: ValueDecoders = {
   time: toEpoch,
   timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
   // The drivers parse jsonb; a jsonb string scalar arrives as a JS string and must stay one.
@@ -74,7 +74,7 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
 export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
-  readonly decode = decoders;
+  readonly decode = pgValueDecoders;
   readonly search: SearchStatements;
   readonly advanceMessageIds: () => Op<void>;
   readonly forUpdate = sql` FOR UPDATE`;

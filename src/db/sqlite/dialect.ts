@@ -28,7 +28,7 @@ const STATEMENT_CACHE_SIZE = 200;
 
 const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : (v as number));
 
-const decoders: ValueDecoders = {
+export const sqliteValueDecoders: ValueDecoders = {
   time: (v) => num(v),
   timeOrNull: (v) => (v === null || v === undefined ? null : num(v)),
   json: (v) => (typeof v === 'string' ? parseStoredJson(v) : v === null || v === undefined ? null : (v as never)),
@@ -44,7 +44,7 @@ const decoders: ValueDecoders = {
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
   readonly t = sqliteTableNames();
-  readonly decode = decoders;
+  readonly decode = sqliteValueDecoders;
   readonly search = sqliteSearch;
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.
   // eslint-disable-next-line require-yield
