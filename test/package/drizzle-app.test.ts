@@ -28,6 +28,8 @@ const STEP_TIMEOUT = 240_000;
 /** The store's Postgres tables (the five Drizzle tables and the two search tables of migrations 0004/0005). */
 const OUR_TABLES = ['message_search_stats', 'message_search_terms', 'messages', 'sessions', 'state_meta',
   'telegram_dm_topic_bindings', 'telegram_dm_topic_mode'];
+/** In schema hermes the store's migration history sits next to its tables (default layout: schema hermes_sessiondb). */
+const OUR_TABLES_IN_HERMES = [...OUR_TABLES, '__hermes_sessiondb_migrations'].sort();
 const APP_TABLES = ['app_notes', 'sessions'];
 const SEARCH_INDEXES = ['idx_messages_search_trgm', 'idx_messages_search_vector'];
 
@@ -89,7 +91,7 @@ async function catalog<T>(url: string, query: string): Promise<T[]> {
 
 const tablesIn = async (url: string, schema: string) =>
   (await catalog<{ name: string }>(url, `SELECT table_name AS name FROM information_schema.tables
-     WHERE table_schema = '${schema}' AND table_type = 'BASE TABLE' ORDER BY 1`)).map((r) => r.name);
+     WHERE table_schema = '${schema}' AND table_type = 'BASE TABLE'`)).map((r) => r.name).sort();
 
 /** What search depends on and drizzle-kit does not know: the generated column and the two GIN indexes. */
 async function searchStructures(url: string, schema: string) {
@@ -149,7 +151,7 @@ it('SQLite file shared with the app: push with the documented tablesFilter keeps
   const before = searchObjects();
   expect(before.filter((o) => (o as { type: string }).type === 'table')).toHaveLength(12);
 
-  const push = await mustRun('drizzle-kit', ['push', '--force', '--config', 'drizzle.sqlite.config.ts'], url);
+  const push = await mustRun('drizzle-kit', ['push', '--config', 'drizzle.sqlite.config.ts'], url);
   expect(push).toContain('CREATE TABLE `app_notes`');
   expect(push).not.toMatch(/DROP|messages/);
   expect(searchObjects()).toEqual(before);
@@ -157,6 +159,10 @@ it('SQLite file shared with the app: push with the documented tablesFilter keeps
     await mustRun('tsx', ['src/store-tool.ts', 'search', 'healthcheck', '--default-layout'], url),
   );
   expect(hits.map((hit) => hit.sessionId)).toEqual([sessionId, sessionId]);
+}, STEP_TIMEOUT);
+
+it('the checked-in app migrations match the app schema (drizzle-kit generate has nothing to write)', async () => {
+  expect(await mustRun('drizzle-kit', ['generate'])).toContain('No schema changes');
 }, STEP_TIMEOUT);
 
 const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
@@ -181,7 +187,7 @@ for (const h of harnesses) {
       ]);
       expect(out.searchHits.map((hit) => hit.sessionId)).toContain(out.sessionId);
       expect(await tablesIn(url, 'public')).toEqual(APP_TABLES);
-      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES);
+      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES_IN_HERMES);
       // Each history names only its own migrations.
       expect(await catalog(url, 'SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')).toEqual([{ n: 1 }]);
       expect(await searchStructures(url, 'hermes')).toEqual(INTACT);
@@ -194,7 +200,7 @@ for (const h of harnesses) {
       expect(status.applied.length).toBeGreaterThan(0);
       await mustRun('drizzle-kit', ['migrate'], url);
       expect(await tablesIn(url, 'public')).toEqual(APP_TABLES);
-      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES);
+      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES_IN_HERMES);
 
       const out = lastJson<{ joined: unknown[] }>(await mustRun('tsx', ['src/main.ts'], url));
       expect(out.joined).toHaveLength(2);
@@ -203,14 +209,15 @@ for (const h of harnesses) {
     it('drizzle-kit push (schemaFilter public) creates the app tables and leaves the store in schema hermes alone', async () => {
       const url = await h.freshUrl();
       const { sessionId } = lastJson<{ sessionId: string }>(await mustRun('tsx', ['src/store-tool.ts', 'seed'], url));
-      const first = await mustRun('drizzle-kit', ['push', '--force'], url);
+      // Without --force: a statement that could lose data would stop at a prompt (no TTY here) and fail the run.
+      const first = await mustRun('drizzle-kit', ['push'], url);
       expect(first).toContain('CREATE TABLE "app_notes"');
       expect(first).not.toMatch(/"hermes"|DROP /);
       // A second push finds nothing to do: the store's tables never enter the diff.
-      expect(await mustRun('drizzle-kit', ['push', '--force'], url)).toContain('No changes detected');
+      expect(await mustRun('drizzle-kit', ['push'], url)).toContain('No changes detected');
 
       expect(await tablesIn(url, 'public')).toEqual(APP_TABLES);
-      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES);
+      expect(await tablesIn(url, 'hermes')).toEqual(OUR_TABLES_IN_HERMES);
       expect(await searchStructures(url, 'hermes')).toEqual(INTACT);
       const hits = lastJson<Array<{ sessionId: string }>>(await mustRun('tsx', ['src/store-tool.ts', 'search', 'healthcheck'], url));
       expect(hits.map((hit) => hit.sessionId)).toEqual([sessionId, sessionId]);
@@ -227,6 +234,9 @@ for (const h of harnesses) {
         await mustRun('tsx', ['src/store-tool.ts', 'status', '--default-layout'], url),
       );
       expect(status).toMatchObject({ pending: [], unknownHashes: [] });
+      // The store's history in its own schema, whichever tool applied the migrations; no drizzle.__drizzle_migrations.
+      expect(await tablesIn(url, 'hermes_sessiondb')).toEqual(['__hermes_sessiondb_migrations']);
+      expect(await tablesIn(url, 'drizzle')).toEqual([]);
       const { sessionId } = lastJson<{ sessionId: string }>(await mustRun('tsx', ['src/store-tool.ts', 'seed', '--default-layout'], url));
 
       const push = await inApp('drizzle-kit', ['push', '--force', '--config', 'drizzle.default-layout.config.ts'], url);
