@@ -261,6 +261,10 @@ for (const h of harnesses) {
         ...(h.name === 'pglite' ? ['--driver=pglite', `--url=${url.slice('pglite:'.length)}`] : [`--url=${url}`])], url);
       expect(unfiltered).toContain('Changes applied');
       expect(await tablesIn(url, 'public')).toEqual(['app_notes']);
+      // The store's history (schema hermes_sessiondb) still says every migration is applied: opening names what is gone.
+      const reopened = await inApp('tsx', ['src/store-tool.ts', 'status', '--default-layout'], url);
+      expect(reopened.code).not.toBe(0);
+      expect(reopened.stderr).toContain('MISSING_SEARCH_STRUCTURES');
     }, STEP_TIMEOUT);
   });
 }
