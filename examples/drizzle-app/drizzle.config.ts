@@ -16,6 +16,5 @@ export default defineConfig({
   ...(url.startsWith('pglite:')
     ? { driver: 'pglite', dbCredentials: { url: url.slice('pglite:'.length) } }
     : { dbCredentials: { url } }),
-  strict: false,
   verbose: true,
 });
