@@ -5,6 +5,7 @@ import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
+import { type MissingStructure, missingPgSearchStructures } from '../search-structures.js';
 
 export interface PgBackendConfig {
   url: string;
@@ -75,6 +76,12 @@ export class PgBackend implements Backend {
       if (!this.allowAsciiOnlyCtype) throw new UnsupportedLocaleError(row.ctype, message);
       process.emitWarning(message, { code: 'HERMES_SESSIONDB_CTYPE' });
     }
+  }
+
+  /** The search structures of the recorded migrations that are not in the database (see search-structures.ts). */
+  async missingSearchStructures(): Promise<MissingStructure[]> {
+    const status = await this.migrationStatus();
+    return missingPgSearchStructures(this.opened, status.applied);
   }
 
   /** Nothing to change in the database once it is accepted (the locale was checked before migrating). */

@@ -123,6 +123,7 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   return conn.transaction(async (tx) => {
+    await tx.execute(sql`SET LOCAL statement_timeout = 0`); // a statementTimeoutMs is for serving, not for migrating
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:migrate'))`);
     await moveLegacyHistory(tx, local, history, legacy);
     const recorded = await recordedHashes(tx, history);

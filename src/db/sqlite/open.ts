@@ -71,6 +71,29 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
   }
 }
 
+/**
+ * Use an app's better-sqlite3 connection: the same pragmas as our own connections (busy_timeout, then
+ * synchronous unless it is read-only, foreign_keys=ON); the journal mode follows at activation, as for ours.
+ * Returns the busy_timeout it had, which the store puts back when it closes (the connection stays open).
+ */
+export function adoptSqlite(client: Database.Database, where: string, options: Pick<SqliteOpenOptions, 'busyTimeoutMs' | 'synchronous'>): number {
+  if (!client.open) throw new ConnectionError(where, 'this better-sqlite3 Database is closed');
+  if (client.inTransaction) {
+    // foreign_keys cannot change inside a transaction, and our writes would join the app's.
+    throw new ConnectionError(where, 'this better-sqlite3 Database is inside a transaction; open the store outside one');
+  }
+  try {
+    const previousBusyTimeout = Number(client.pragma('busy_timeout', { simple: true }));
+    applyBusyTimeout(client, options.busyTimeoutMs);
+    client.pragma('schema_version', { simple: true });
+    if (!client.readonly) client.pragma(`synchronous = ${options.synchronous}`);
+    client.pragma('foreign_keys = ON');
+    return previousBusyTimeout;
+  } catch (error) {
+    throw new ConnectionError(where, describe(error), { cause: error });
+  }
+}
+
 /** How long one statement waits for a lock inside SQLite (synchronously: it blocks the event loop). */
 export function applyBusyTimeout(client: Database.Database, ms: number): void {
   client.pragma(`busy_timeout = ${Math.max(0, Math.trunc(ms))}`);
