@@ -157,8 +157,8 @@ export async function adoptPostgres(client: postgres.Sql, where: string): Promis
   try {
     const names = REQUIRED_SETTINGS.map((s) => s.name);
     const rows = await client.unsafe<Array<{ name: string; value: string }>>(
-      'SELECT name, current_setting(name) AS value FROM json_array_elements_text($1::json) AS name',
-      [JSON.stringify(names)],
+      "SELECT name, current_setting(name) AS value FROM unnest(string_to_array($1::text, ',')) AS name",
+      [names.join(',')],
     );
     current = Object.fromEntries(rows.map((r) => [r.name, r.value]));
   } catch (error) {
