@@ -101,6 +101,7 @@ const POSTGRES_URL_OPTIONS = ['ssl', 'statementTimeoutMs', 'poolSize', 'connectT
  * pool we open; a client the app passed was configured by the app.
  */
 function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreOptions, backendName: string): void {
+  if (backendName === 'postgres' && target.kind === 'url') return;
   for (const name of POSTGRES_URL_OPTIONS) {
     if (options[name] === undefined) continue;
     // poolSize and connectTimeoutSeconds are ignored by SQLite and PGlite URLs, as they always were.
