@@ -96,12 +96,12 @@ export async function missingPgSearchStructures(
   return wanted.filter((w) => missing.has(`${w.kind} ${w.name}`));
 }
 
-/** The MigrationError for a store whose migration history is complete but whose search structures are not. */
+/** The MigrationError for a store whose migration history records search structures that are not there. */
 export function missingSearchStructuresError(where: string, dialect: 'sqlite' | 'pg', missing: readonly MissingStructure[]): MigrationError {
   const list = missing.map((m) => `${m.kind === 'column' || m.kind === 'trigger' ? `${m.kind} messages.` : `${m.kind} `}${m.name}`);
   return new MigrationError(
     'MISSING_SEARCH_STRUCTURES',
-    `${where}: the migration history says every migration is applied, but search structures are missing: ${list.join(', ')}. ` +
+    `${where}: search structures that its recorded migrations created are missing: ${list.join(', ')}. ` +
       'They are usually dropped by `drizzle-kit push` run without a tablesFilter that leaves our tables alone ' +
       `(push removes what the app's schema does not declare: ${dialect === 'sqlite' ? 'the FTS5 tables and their triggers' : 'generated columns, indexes and triggers'}; ` +
       'see the README section "Using it inside your own Drizzle app" for the filter). Search would fail or miss ' +
