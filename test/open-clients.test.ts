@@ -223,6 +223,32 @@ describe('a postgres.js client (real Postgres)', () => {
     }
   });
 
+  it('keeps using the app client after one of its connections is lost in our transaction, and never ends it', async (ctx) => {
+    if (!available) ctx.skip('no Postgres server (see the warning above)');
+    const url = await harness.freshUrl();
+    const client = postgres(url, { max: 2, onnotice: () => {}, connection: postgresSessionSettings });
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const store = await openStore(client);
+      await store.createSession('s-1', 'cli');
+      const pg = store.backend as PgBackend;
+      const lost = pg.transaction(async (tx) => {
+        const [me] = rowsOf<{ pid: number }>(await tx.execute(sql`SELECT pg_backend_pid() AS pid`));
+        await admin`SELECT pg_terminate_backend(${me!.pid})`;
+        await tx.execute(sql`SELECT 1`);
+      });
+      await expect(lost).rejects.toMatchObject({ code: expect.stringMatching(/^(57P01|CONNECTION_CLOSED|ECONNRESET)$/) });
+      // The store goes on over the same client (postgres.js reconnects the closed connection by itself).
+      for (let i = 0; i < 4; i++) await store.appendMessage('s-1', 'user', `after the loss ${i}`);
+      expect((await store.getSession('s-1'))?.messageCount).toBe(4);
+      await store.close();
+      expect(await client`SELECT count(*)::int AS n FROM messages`).toEqual([{ n: 4 }]);
+    } finally {
+      await admin.end({ timeout: 5 });
+      await client.end({ timeout: 5 });
+    }
+  });
+
   it('refuses a client whose DateStyle differs, naming it and the fix, and leaves the client untouched', async (ctx) => {
     if (!available) ctx.skip('no Postgres server (see the warning above)');
     const url = await harness.freshUrl();
