@@ -98,6 +98,14 @@ describe('a better-sqlite3 Database', () => {
     writable.close();
   });
 
+  it('refuses a Database that returns integers as BigInt, leaving it as it was', async () => {
+    const db = new Database(':memory:');
+    db.defaultSafeIntegers(true);
+    await expect(openStore(db)).rejects.toMatchObject({ constructor: ValidationError, field: 'target' });
+    expect(db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'sessions'`).get()).toEqual({ n: 0n });
+    db.close();
+  });
+
   it('refuses a closed Database', async () => {
     const db = new Database(':memory:');
     db.close();

@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ConnectionError, StoreNotFoundError } from '../../errors.js';
+import { ConnectionError, StoreNotFoundError, ValidationError } from '../../errors.js';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA';
 
@@ -83,6 +83,13 @@ export function adoptSqlite(client: Database.Database, where: string, options: P
     throw new ConnectionError(where, 'this better-sqlite3 Database is inside a transaction; open the store outside one');
   }
   try {
+    // Statements prepared on it inherit defaultSafeIntegers: our counters and ids would come back as BigInt.
+    if (typeof (client.prepare('SELECT 1 AS one').get() as { one: unknown }).one === 'bigint') {
+      throw new ValidationError(
+        'target',
+        'this better-sqlite3 Database returns integers as BigInt (defaultSafeIntegers(true)); pass one that does not',
+      );
+    }
     const previousBusyTimeout = Number(client.pragma('busy_timeout', { simple: true }));
     applyBusyTimeout(client, options.busyTimeoutMs);
     client.pragma('schema_version', { simple: true });
@@ -90,6 +97,7 @@ export function adoptSqlite(client: Database.Database, where: string, options: P
     client.pragma('foreign_keys = ON');
     return previousBusyTimeout;
   } catch (error) {
+    if (error instanceof ValidationError) throw error;
     throw new ConnectionError(where, describe(error), { cause: error });
   }
 }
