@@ -86,7 +86,9 @@ export type MigrationErrorReason =
   /** The migration files themselves are unreadable or inconsistent. */
   | 'BAD_MIGRATION_FILES'
   /** A statement of a migration failed; the whole run was rolled back. */
-  | 'STATEMENT_FAILED';
+  | 'STATEMENT_FAILED'
+  /** Every migration is recorded, but search tables, columns, indexes or triggers are gone (drizzle-kit push). */
+  | 'MISSING_SEARCH_STRUCTURES';
 
 export class MigrationError extends SessionDbError {
   readonly reason: MigrationErrorReason;

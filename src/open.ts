@@ -1,14 +1,20 @@
-/** `openStore(url, options)`: pick the backend from the URL, open it, migrate, and build the store. */
+/**
+ * `openStore(target, options)`: pick the backend from the URL (or use the client the app passed), open it,
+ * migrate, check the search structures, and build the store.
+ */
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { z } from 'zod';
 import { nowEpochSeconds } from './codecs/time.js';
 import { defaultMigrationsFolder } from './db/migrations.js';
 import { assertHoldsStore, assertLocationExists } from './db/must-exist.js';
 import { PgBackend } from './db/pg/backend.js';
 import { PgDialect } from './db/pg/dialect.js';
-import { openPglite, openPostgres } from './db/pg/open.js';
+import { type OpenedPg, adoptPostgres, openPostgres } from './db/pg/open.js';
 import { SqliteBackend } from './db/sqlite/backend.js';
 import { SqliteDialect } from './db/sqlite/dialect.js';
-import { applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
+import { adoptSqlite, applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
+import { missingSearchStructuresError } from './db/search-structures.js';
+import { type ClassifiedTarget, type StoreTarget, classifyTarget, describeClient } from './db/targets.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
 import { ValidationError } from './errors.js';
 import { type AnySessionStore, SessionStore } from './store.js';
@@ -26,6 +32,25 @@ export const openStoreOptionsSchema = z
     poolSize: z.number().int().min(1).max(1000).default(10),
     /** postgres:// only: seconds to wait for a connection (default 10). */
     connectTimeoutSeconds: z.number().positive().max(3600).default(10),
+    /**
+     * postgres:// only: postgres.js' `ssl` option as it takes it: true, false, 'require', 'allow', 'prefer',
+     * 'verify-full', or a tls.connect() options object (ca, cert, key, rejectUnauthorized, servername, …).
+     * Unset: the URL's `sslmode` (else no TLS).
+     */
+    ssl: z
+      .union([
+        z.boolean(),
+        z.enum(['require', 'allow', 'prefer', 'verify-full']),
+        z.custom<TlsConnectionOptions>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+          error: "must be a boolean, 'require', 'allow', 'prefer', 'verify-full' or a tls.connect() options object",
+        }),
+      ])
+      .optional(),
+    /**
+     * postgres:// only: statement_timeout in ms for the store's connections, in the startup message (0 = no
+     * timeout). Unset: the server's, database's or role's default. Migrations are exempt.
+     */
+    statementTimeoutMs: z.number().int().min(0).max(2_147_483_647).optional(),
     /**
      * SQLite only: how long one statement waits for a lock inside SQLite (default 5 ms). That wait blocks the
      * event loop (better-sqlite3 is synchronous), so keep it short: past it a write waits asynchronously and
@@ -62,6 +87,12 @@ export const openStoreOptionsSchema = z
      * SQL names the schema explicitly, so the connection's search_path does not matter. Refused on SQLite.
      */
     schema: pgSchemaName.optional(),
+    /**
+     * Open a store whose search tables, columns, indexes or triggers are gone (typically dropped by
+     * `drizzle-kit push`) with a warning instead of MigrationError('MISSING_SEARCH_STRUCTURES'). For reading
+     * such a store out (copyStore into a fresh one), not for serving.
+     */
+    allowMissingSearchStructures: z.boolean().default(false),
     /** The clock writes use, in epoch seconds (default: the wall clock to the microsecond). For tests and replays. */
     clock: z.custom<() => number>((value) => typeof value === 'function', { error: 'must be a function' }).optional(),
   })
@@ -69,8 +100,34 @@ export const openStoreOptionsSchema = z
 
 export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
 
-/** Open (and by default migrate) a store. See the README for the URL forms. */
-export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<AnySessionStore> {
+/** Options that only make sense for a pool we open from a postgres:// URL. */
+const POSTGRES_URL_OPTIONS = ['ssl', 'statementTimeoutMs', 'poolSize', 'connectTimeoutSeconds'] as const;
+
+/**
+ * Refuse an option the target cannot honour, rather than ignore it: ssl and statementTimeoutMs only reach a
+ * pool we open; a client the app passed was configured by the app.
+ */
+function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreOptions, backendName: string): void {
+  if (backendName === 'postgres' && target.kind === 'url') return;
+  for (const name of POSTGRES_URL_OPTIONS) {
+    if (options[name] === undefined) continue;
+    // poolSize and connectTimeoutSeconds are ignored by SQLite and PGlite URLs, as they always were.
+    if (target.kind === 'url' && (name === 'poolSize' || name === 'connectTimeoutSeconds')) continue;
+    const why =
+      target.kind === 'url'
+        ? `it applies to postgres:// URLs only, not to ${backendName}`
+        : `the ${target.kind} client was passed in, so it is configured by the app` +
+          (target.kind === 'postgres' ? ` (set it where the client is created: postgres(url, { ${name === 'statementTimeoutMs' ? 'connection: { statement_timeout }' : name === 'poolSize' ? 'max' : name === 'connectTimeoutSeconds' ? 'connect_timeout' : name } }))` : '');
+    throw new ValidationError(`options.${name}`, why);
+  }
+}
+
+/**
+ * Open (and by default migrate) a store. `target` is a store URL (see the README for the forms) or a client
+ * the app already has: a postgres.js `Sql`, a PGlite instance or a better-sqlite3 `Database`. A client passed
+ * in stays the app's: closing the store leaves it open.
+ */
+export async function openStore(target: StoreTarget, options: OpenStoreOptions = {}): Promise<AnySessionStore> {
   const parsedOptions = openStoreOptionsSchema.safeParse(options);
   if (!parsedOptions.success) {
     const issue = parsedOptions.error.issues[0];
@@ -78,66 +135,112 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     throw new ValidationError(field, issue?.message ?? 'invalid', { cause: parsedOptions.error });
   }
   const opts = parsedOptions.data;
-  const location = parseStoreUrl(url);
+  const classified = classifyTarget(target);
+  if (!classified) {
+    throw new ValidationError(
+      'target',
+      'expected a store URL string, a postgres.js Sql client, a PGlite instance or a better-sqlite3 Database',
+    );
+  }
+  const location = classified.kind === 'url' ? parseStoreUrl(classified.url) : undefined;
+  refuseInapplicableOptions(classified, options, location?.backend ?? classified.kind);
   const userClock = opts.clock;
   const clock = userClock ? () => userClock() : nowEpochSeconds;
-  if (opts.mustExist) assertLocationExists(location);
+  if (opts.mustExist && location) assertLocationExists(location);
 
   let store: AnySessionStore;
   let backend: SqliteBackend | PgBackend;
-  if (location.backend === 'sqlite') {
+  if (location?.backend === 'sqlite' || classified.kind === 'sqlite') {
     // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
     if (opts.schema !== undefined) throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
-    const readonly = opts.readonly && !location.memory;
-    const client = openSqlite(location.path, location.memory, {
-      // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
-      // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
-      busyTimeoutMs: Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS),
-      synchronous: opts.synchronous,
-      readonly,
-      mustExist: opts.mustExist,
-    });
-    const sqlite = new SqliteBackend({
-      url: location.memory ? 'sqlite::memory:' : `sqlite:${location.path}`,
-      client,
-      journalMode: opts.journalMode,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-      writeDeadlineMs: opts.writeDeadlineMs,
-    });
+    // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
+    // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
+    const openBusyTimeoutMs = Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS);
+    let sqlite: SqliteBackend;
+    if (classified.kind === 'sqlite') {
+      const client = classified.client;
+      const where = describeClient(classified);
+      if (opts.readonly && !client.readonly) {
+        throw new ValidationError('options.readonly', 'the Database passed in is writable: open it with new Database(file, { readonly: true })');
+      }
+      opts.readonly = client.readonly;
+      const previousBusyTimeout = adoptSqlite(client, where, { busyTimeoutMs: openBusyTimeoutMs, synchronous: opts.synchronous });
+      sqlite = new SqliteBackend({
+        url: where,
+        client,
+        journalMode: opts.journalMode,
+        migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
+        writeDeadlineMs: opts.writeDeadlineMs,
+        adopted: { busyTimeoutMs: previousBusyTimeout },
+      });
+    } else {
+      const { path, memory } = location as Extract<typeof location, { backend: 'sqlite' }>;
+      const client = openSqlite(path, memory, {
+        busyTimeoutMs: openBusyTimeoutMs,
+        synchronous: opts.synchronous,
+        readonly: opts.readonly && !memory,
+        mustExist: opts.mustExist,
+      });
+      sqlite = new SqliteBackend({
+        url: memory ? 'sqlite::memory:' : `sqlite:${path}`,
+        client,
+        journalMode: opts.journalMode,
+        migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
+        writeDeadlineMs: opts.writeDeadlineMs,
+      });
+    }
     backend = sqlite;
-    store = new SessionStore<'sqlite'>(sqlite, new SqliteDialect(client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
+    store = new SessionStore<'sqlite'>(sqlite, new SqliteDialect(sqlite.client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
   } else {
     const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
-    const pg =
-      location.backend === 'postgres'
-        ? new PgBackend({
-            url: redactUrl(location.url),
-            driver: 'postgres',
-            opened: await openPostgres(location.url, {
-              poolSize: opts.poolSize,
-              connectTimeoutSeconds: opts.connectTimeoutSeconds,
-              schema,
-            }),
-            migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-            allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
-            schema,
-          })
-        : new PgBackend({
-            url: location.dataDir === null ? 'pglite:memory' : `pglite:${location.dataDir}`,
-            driver: 'pglite',
-            opened: await openPglite(location.dataDir, schema),
-            migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-            allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
-            schema,
-          });
+    let url: string;
+    let driver: 'postgres' | 'pglite';
+    let opened: OpenedPg;
+    if (classified.kind === 'postgres') {
+      url = describeClient(classified);
+      driver = 'postgres';
+      opened = await adoptPostgres(classified.client, url, schema);
+    } else if (classified.kind === 'pglite') {
+      url = describeClient(classified);
+      driver = 'pglite';
+      // Loaded on demand: the WASM package stays out of SQLite and server users' processes.
+      const { adoptPglite } = await import('./db/pg/pglite.js');
+      opened = await adoptPglite(classified.client, url, schema);
+    } else if (location?.backend === 'postgres') {
+      url = redactUrl(location.url);
+      driver = 'postgres';
+      opened = await openPostgres(location.url, {
+        poolSize: opts.poolSize,
+        connectTimeoutSeconds: opts.connectTimeoutSeconds,
+        ssl: opts.ssl,
+        statementTimeoutMs: opts.statementTimeoutMs,
+        schema,
+      });
+    } else {
+      const { dataDir } = location as Extract<typeof location, { backend: 'pglite' }>;
+      url = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
+      driver = 'pglite';
+      const { openPglite } = await import('./db/pg/pglite.js');
+      opened = await openPglite(dataDir, schema);
+    }
+    const pg = new PgBackend({
+      url,
+      driver,
+      opened,
+      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+      allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
+      schema,
+    });
     backend = pg;
     store = new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow);
   }
 
   try {
-    if (opts.mustExist && location.backend === 'postgres') await assertHoldsStore(backend);
+    // A server database, or a client the app passed, always "exists": the test is whether it holds a store.
+    if (opts.mustExist && (location === undefined || location.backend === 'postgres')) await assertHoldsStore(backend);
     if (backend instanceof PgBackend) await backend.checkLocale();
     if (opts.migrate && !opts.readonly) await store.migrate();
+    await checkSearchStructures(backend, opts.allowMissingSearchStructures);
     // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
     await backend.activate();
     if (backend instanceof SqliteBackend) applyBusyTimeout(backend.client, opts.busyTimeoutMs);
@@ -146,4 +249,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     throw error;
   }
   return store;
+}
+
+/** Refuse (or, for reading a damaged store out, warn about) search structures that the migrations made and something removed. */
+async function checkSearchStructures(backend: SqliteBackend | PgBackend, allowMissing: boolean): Promise<void> {
+  const missing = await backend.missingSearchStructures();
+  if (missing.length === 0) return;
+  const error = missingSearchStructuresError(backend.url, backend.dialect, missing);
+  if (!allowMissing) throw error;
+  process.emitWarning(error.message, { code: 'HERMES_SESSIONDB_MISSING_SEARCH_STRUCTURES' });
 }

@@ -6,6 +6,7 @@ import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
 import { DEFAULT_PG_SCHEMA, type PgNames, pgNames, qualifiedName } from '../../sql/tables.js';
+import { type MissingStructure, missingPgSearchStructures } from '../search-structures.js';
 
 export interface PgBackendConfig {
   url: string;
@@ -84,6 +85,12 @@ export class PgBackend implements Backend {
       if (!this.allowAsciiOnlyCtype) throw new UnsupportedLocaleError(row.ctype, message);
       process.emitWarning(message, { code: 'HERMES_SESSIONDB_CTYPE' });
     }
+  }
+
+  /** The search structures of the recorded migrations that are not in the database (see search-structures.ts). */
+  async missingSearchStructures(): Promise<MissingStructure[]> {
+    const status = await this.migrationStatus();
+    return missingPgSearchStructures(this.opened, status.applied, this.schema);
   }
 
   /** Nothing to change in the database once it is accepted (the locale was checked before migrating). */

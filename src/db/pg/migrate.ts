@@ -53,8 +53,6 @@ async function enterStoreSchema(tx: PgExecutor, schema: string): Promise<void> {
   );
   const path = [schema, ...(trgm && trgm.schema !== schema ? [trgm.schema] : [])];
   await tx.execute(sql`SELECT pg_catalog.set_config('search_path', ${path.map(quoteIdent).join(', ')}, true)`);
-  // A long backfill (postings, rewritten columns) must not be cut by a role's or database's statement_timeout.
-  await tx.execute(sql`SELECT pg_catalog.set_config('statement_timeout', '0', true)`);
 }
 
 /**
@@ -153,6 +151,8 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   return conn.transaction(async (tx) => {
+    // statementTimeoutMs (or a role's statement_timeout) is for serving: a long backfill must not be cut by it.
+    await tx.execute(sql`SET LOCAL statement_timeout = 0`);
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${migrationLockKey(schema)}))`);
     await moveLegacyHistory(tx, local, history, legacy);
     const recorded = await recordedHashes(tx, history);

@@ -2,18 +2,15 @@
  * Opening a PostgreSQL store: a postgres.js pool for a server, or PGlite (embedded, WASM) with pg_trgm.
  * Both are reached through Drizzle's PgDatabase, so repositories see one type.
  */
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
-import { ConnectionError, StoreClosedError } from '../../errors.js';
+import { ConnectionError, StoreClosedError, ValidationError } from '../../errors.js';
 import * as pgSchema from '../../schema/pg.js';
 import { hermesPgTables } from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
-import { type DataDirLock, lockDataDir } from './pglite-lock.js';
 
 export type PgSchema = typeof pgSchema;
 export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
@@ -50,7 +47,7 @@ function connectionLost(error: unknown): boolean {
  * (ALTER DATABASE … SET, postgresql.conf) cannot change what is written or read. On a server they travel in
  * the startup message, which outranks those defaults; PGlite gets them from set_config right after it starts.
  */
-export const SESSION_SETTINGS = {
+export const postgresSessionSettings = {
   // timestamptz text is parsed by codecs/time.ts: ISO form, offsets in whole minutes.
   DateStyle: 'ISO, MDY',
   TimeZone: 'UTC',
@@ -68,6 +65,23 @@ export const SESSION_SETTINGS = {
   gin_fuzzy_search_limit: '0',
 } as const;
 
+/** The old internal name of `postgresSessionSettings`. */
+export const SESSION_SETTINGS = postgresSessionSettings;
+
+/**
+ * What a client we did not open must already have (we cannot change its startup parameters, and a SET would
+ * change the app's own queries): each check says why it matters. Time zone, interval style and bytea output do
+ * not matter here (the codecs read any offset; no interval or bytea is read), and the isolation level is set
+ * by each of our BEGINs.
+ */
+const REQUIRED_SETTINGS: ReadonlyArray<{ name: keyof typeof postgresSessionSettings; ok: (value: string) => boolean; want: string }> = [
+  { name: 'DateStyle', ok: (v) => /^ISO\b/i.test(v), want: "'ISO, MDY' (timestamptz text is read in ISO form)" },
+  { name: 'extra_float_digits', ok: (v) => Number(v) >= 1, want: "'3' (any value of 1 or more prints float8 exactly: costs)" },
+  { name: 'standard_conforming_strings', ok: (v) => v === 'on', want: "'on' (LIKE … ESCAPE '\\' and the search regexes)" },
+  { name: 'client_encoding', ok: (v) => /^utf-?8$/i.test(v), want: "'UTF8'" },
+  { name: 'gin_fuzzy_search_limit', ok: (v) => v === '0', want: "'0' (a limit makes search return a random subset)" },
+];
+
 const compiler = new DrizzlePgCompiler();
 const PREPARE_MAX_CHARS = 4096;
 
@@ -76,6 +90,10 @@ export interface PostgresOpenOptions {
   connectTimeoutSeconds: number;
   /** Where our tables live (the Drizzle instance's relational queries target them there); default public. */
   schema?: string;
+  /** postgres.js' `ssl` option, as it takes it (default: the URL's sslmode, else false). */
+  ssl?: boolean | 'require' | 'allow' | 'prefer' | 'verify-full' | TlsConnectionOptions;
+  /** statement_timeout in ms, sent in the startup message (0 = none). Unset: the server's default. */
+  statementTimeoutMs?: number;
 }
 
 export async function openPostgres(url: string, options: PostgresOpenOptions): Promise<OpenedPg> {
@@ -85,7 +103,12 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       max: options.poolSize,
       connect_timeout: options.connectTimeoutSeconds,
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
-      connection: { application_name: 'hermes-sessiondb', ...SESSION_SETTINGS },
+      connection: {
+        application_name: 'hermes-sessiondb',
+        ...postgresSessionSettings,
+        ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+      },
+      ...(options.ssl === undefined ? {} : { ssl: options.ssl }),
     });
   let client: ReturnType<typeof connect>;
   try {
@@ -112,7 +135,61 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
   }
-  let db = drizzlePostgres(client, { schema: hermesPgTables(options.schema) }) as unknown as PgDb;
+  return poolSession(client, connect, options.schema);
+}
+
+/**
+ * Use an app's postgres.js client. Its connections were started by the app, so the session parameters we
+ * depend on are checked rather than set (refused, naming each one, before anything touches the client), and
+ * the client is never ended: close() only stops our own use of it.
+ */
+export async function adoptPostgres(client: postgres.Sql, where: string, schema?: string): Promise<OpenedPg> {
+  const transform = ((client.options as unknown as { transform?: Record<string, unknown> }).transform ?? {});
+  const transformed = ['column', 'value', 'row'].filter((key) => {
+    const part = transform[key] as { from?: unknown; to?: unknown } | undefined;
+    return typeof part?.from === 'function' || typeof part?.to === 'function';
+  });
+  if (transformed.length > 0) {
+    throw new ValidationError(
+      'target',
+      `this postgres.js client transforms ${transformed.join(', ')} (the transform option): our queries read the ` +
+        "server's own column names and values. Pass a client created without transform.",
+    );
+  }
+  let current: Record<string, string>;
+  try {
+    const names = REQUIRED_SETTINGS.map((s) => s.name);
+    const rows = await client.unsafe<Array<{ name: string; value: string }>>(
+      "SELECT name, current_setting(name) AS value FROM unnest(string_to_array($1::text, ',')) AS name",
+      [names.join(',')],
+    );
+    current = Object.fromEntries(rows.map((r) => [r.name, r.value]));
+  } catch (error) {
+    throw new ConnectionError(where, describePgError(error), { cause: error });
+  }
+  const wrong = REQUIRED_SETTINGS.filter((s) => !s.ok(current[s.name] ?? ''));
+  if (wrong.length > 0) {
+    throw new ConnectionError(
+      where,
+      `this client's session settings differ from what the store reads and writes: ` +
+        wrong.map((s) => `${s.name} is '${current[s.name]}', must be ${s.want}`).join('; ') +
+        ". Create the client with the store's settings in its startup parameters: " +
+        "postgres(url, { connection: postgresSessionSettings }) (exported by hermes-sessiondb), " +
+        'or set them on the database or role (ALTER DATABASE … SET …).',
+    );
+  }
+  return poolSession(client, undefined, schema);
+}
+
+/**
+ * Reads and safe transactions over a postgres.js pool. `recreate` is how to open a fresh pool after a
+ * connection is lost mid-transaction (a pool we opened); without it (the app's client) the lost connection
+ * is simply never used again (postgres.js takes a closed connection back into its pool by itself) and the
+ * client is never ended.
+ */
+function poolSession(initial: postgres.Sql, recreate: (() => postgres.Sql) | undefined, schema: string | undefined): OpenedPg {
+  let client = initial;
+  let db = drizzlePostgres(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
   const retired: Array<Promise<void>> = [];
   let closed = false;
   // Transactions waiting for a connection of the current pool. postgres.js never answers a reserve() still
@@ -192,7 +269,8 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     };
     let lost = false;
     try {
-      await reserved.unsafe('BEGIN');
+      // Explicit, so that a default_transaction_isolation of the database or of an app's client does not apply.
+      await reserved.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED');
       const result = await body(executor);
       await reserved.unsafe('COMMIT');
       return result;
@@ -208,10 +286,10 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       throw error;
     } finally {
       if (!lost) reserved.release();
-      else if (pool === client) {
+      else if (pool === client && recreate) {
         const oldReads = reading;
-        client = connect();
-        db = drizzlePostgres(client, { schema: hermesPgTables(options.schema) }) as unknown as PgDb;
+        client = recreate();
+        db = drizzlePostgres(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
         reading = new Set();
         abandonWaiting();
         // Let the old pool's other queries finish; its dead connection is never released, so end() stops it.
@@ -235,7 +313,8 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
       closed = true;
       abandonWaiting();
       try {
-        await Promise.all([client.end({ timeout: 5 }), ...retired]);
+        // The app's client stays open: its reads and transactions of ours have settled (the store drains them).
+        await Promise.all([recreate ? client.end({ timeout: 5 }) : undefined, ...retired]);
       } finally {
         rerunStranded(reading); // each one rejects: the store is closed
       }
@@ -243,45 +322,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
   };
 }
 
-/** `schema`: where our tables live (the Drizzle instance's relational queries target them there). */
-export async function openPglite(dataDir: string | null, schema?: string): Promise<OpenedPg> {
-  const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
-  const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
-  let client: PGlite;
-  try {
-    client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
-    await client.waitReady;
-    await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(SESSION_SETTINGS)]);
-  } catch (error) {
-    lock?.release();
-    throw new ConnectionError(where, describePgError(error), { cause: error });
-  }
-  const db = drizzlePglite(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
-  return {
-    db,
-    execute: (query) => db.execute(query),
-    // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
-    transaction: (body) => db.transaction((tx) => body(tx)),
-    close: async () => {
-      try {
-        await client.close();
-      } finally {
-        lock?.release();
-      }
-    },
-  };
-}
-
-/** The data directory's lock (see pglite-lock.ts), or a ConnectionError naming who holds it. */
-function lockPgliteDataDir(where: string, dataDir: string): DataDirLock {
-  try {
-    return lockDataDir(dataDir);
-  } catch (error) {
-    throw new ConnectionError(where, error instanceof Error ? error.message : String(error), { cause: error });
-  }
-}
-
-function describePgError(error: unknown): string {
+export function describePgError(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
     return typeof code === 'string' && code !== '' ? `${error.message} (${code})` : error.message;

@@ -4,9 +4,10 @@ import * as sqliteSchema from '../../schema/sqlite.js';
 import type { Backend } from '../backend.js';
 import { introspectSqlite } from '../introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
+import { type MissingStructure, missingSqliteSearchStructures } from '../search-structures.js';
 import { retryWhileBusy } from './busy.js';
 import { migrateSqlite, sqliteMigrationStatus } from './migrate.js';
-import { applyJournalMode, currentJournalMode } from './open.js';
+import { applyBusyTimeout, applyJournalMode, currentJournalMode } from './open.js';
 
 export type SqliteSchema = typeof sqliteSchema;
 export type SqliteDb = BetterSQLite3Database<SqliteSchema>;
@@ -17,6 +18,8 @@ export interface SqliteBackendConfig {
   journalMode?: 'WAL' | 'DELETE';
   migrationsFolder: string;
   writeDeadlineMs: number;
+  /** An app's connection (openStore given a Database): close() leaves it open, with this busy_timeout back. */
+  adopted?: { busyTimeoutMs: number };
 }
 
 export class SqliteBackend implements Backend {
@@ -30,6 +33,8 @@ export class SqliteBackend implements Backend {
   readonly writeDeadlineMs: number;
   private readonly migrationsFolder: string;
   private readonly requestedJournalMode: 'WAL' | 'DELETE' | undefined;
+  private readonly adopted: { busyTimeoutMs: number } | undefined;
+  private closed = false;
 
   constructor(config: SqliteBackendConfig) {
     this.url = config.url;
@@ -37,6 +42,7 @@ export class SqliteBackend implements Backend {
     this.requestedJournalMode = config.journalMode;
     this.migrationsFolder = config.migrationsFolder;
     this.writeDeadlineMs = config.writeDeadlineMs;
+    this.adopted = config.adopted;
     this.db = drizzle(config.client, { schema: sqliteSchema });
   }
 
@@ -50,6 +56,12 @@ export class SqliteBackend implements Backend {
 
   async migrationStatus(): Promise<MigrationStatus> {
     return sqliteMigrationStatus(this.client, this.migrationsFolder);
+  }
+
+  /** The search structures of the recorded migrations that are not in the file (see search-structures.ts). */
+  async missingSearchStructures(): Promise<MissingStructure[]> {
+    const status = await this.migrationStatus();
+    return missingSqliteSearchStructures(this.client, status.applied);
   }
 
   /** The journal mode in force: 'wal', 'delete' (WAL refused or forced) or 'memory'. */
@@ -69,7 +81,13 @@ export class SqliteBackend implements Backend {
   }
 
   async close(): Promise<void> {
-    if (!this.client.open) return;
+    if (this.closed || !this.client.open) return;
+    this.closed = true;
+    if (this.adopted) {
+      // The app's connection: it stays open (and in its journal mode); only our short lock wait is undone.
+      applyBusyTimeout(this.client, this.adopted.busyTimeoutMs);
+      return;
+    }
     try {
       // Fold the WAL back into the database so the file is self-contained (best effort, like Hermes).
       if (this.journalMode === 'wal' && !this.client.readonly) this.client.pragma('wal_checkpoint(PASSIVE)');

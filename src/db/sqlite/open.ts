@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { ConnectionError, StoreNotFoundError } from '../../errors.js';
+import { ConnectionError, StoreNotFoundError, ValidationError } from '../../errors.js';
 
 export type SqliteSynchronous = 'FULL' | 'NORMAL' | 'EXTRA';
 
@@ -67,6 +67,37 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
   } catch (error) {
     client.close();
     if (error instanceof ConnectionError) throw error;
+    throw new ConnectionError(where, describe(error), { cause: error });
+  }
+}
+
+/**
+ * Use an app's better-sqlite3 connection: the same pragmas as our own connections (busy_timeout, then
+ * synchronous unless it is read-only, foreign_keys=ON); the journal mode follows at activation, as for ours.
+ * Returns the busy_timeout it had, which the store puts back when it closes (the connection stays open).
+ */
+export function adoptSqlite(client: Database.Database, where: string, options: Pick<SqliteOpenOptions, 'busyTimeoutMs' | 'synchronous'>): number {
+  if (!client.open) throw new ConnectionError(where, 'this better-sqlite3 Database is closed');
+  if (client.inTransaction) {
+    // foreign_keys cannot change inside a transaction, and our writes would join the app's.
+    throw new ConnectionError(where, 'this better-sqlite3 Database is inside a transaction; open the store outside one');
+  }
+  try {
+    // Statements prepared on it inherit defaultSafeIntegers: our counters and ids would come back as BigInt.
+    if (typeof (client.prepare('SELECT 1 AS one').get() as { one: unknown }).one === 'bigint') {
+      throw new ValidationError(
+        'target',
+        'this better-sqlite3 Database returns integers as BigInt (defaultSafeIntegers(true)); pass one that does not',
+      );
+    }
+    const previousBusyTimeout = Number(client.pragma('busy_timeout', { simple: true }));
+    applyBusyTimeout(client, options.busyTimeoutMs);
+    client.pragma('schema_version', { simple: true });
+    if (!client.readonly) client.pragma(`synchronous = ${options.synchronous}`);
+    client.pragma('foreign_keys = ON');
+    return previousBusyTimeout;
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
     throw new ConnectionError(where, describe(error), { cause: error });
   }
 }

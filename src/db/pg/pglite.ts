@@ -1,0 +1,87 @@
+/**
+ * PGlite (embedded Postgres in WASM). This module is only loaded (import()) when a PGlite store is opened,
+ * so SQLite and server users never load the WASM package.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { ConnectionError } from '../../errors.js';
+import { hermesPgTables } from '../../schema/pg.js';
+import { type OpenedPg, type PgDb, describePgError, postgresSessionSettings, rowsOf } from './open.js';
+import { type DataDirLock, lockDataDir } from './pglite-lock.js';
+
+/** PGlite has one session: the settings are set on it with set_config, right after it starts. */
+async function applySessionSettings(client: PGlite): Promise<void> {
+  await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(postgresSessionSettings)]);
+}
+
+function pgliteSession(client: PGlite, close: () => Promise<void>, schema: string | undefined): OpenedPg {
+  const db = drizzlePglite(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
+  return {
+    db,
+    execute: (query) => db.execute(query),
+    // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
+    transaction: (body) => db.transaction((tx) => body(tx)),
+    close,
+  };
+}
+
+export async function openPglite(dataDir: string | null, schema?: string): Promise<OpenedPg> {
+  const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
+  const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
+  let client: PGlite;
+  try {
+    client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
+    await client.waitReady;
+    await applySessionSettings(client);
+  } catch (error) {
+    lock?.release();
+    throw new ConnectionError(where, describePgError(error), { cause: error });
+  }
+  return pgliteSession(client, async () => {
+    try {
+      await client.close();
+    } finally {
+      lock?.release();
+    }
+  }, schema);
+}
+
+/**
+ * Use an app's PGlite instance. The app owns it: no data-directory lock is taken (the app's instance is the
+ * one owner) and close() leaves it open. Our session settings are set on it (PGlite has one session, so the
+ * app's own queries see them too). Search needs pg_trgm, which PGlite only has when it was constructed with it.
+ */
+export async function adoptPglite(client: PGlite, where: string, schema?: string): Promise<OpenedPg> {
+  try {
+    await client.waitReady;
+    const [trgm] = rowsOf<{ installed: boolean; available: boolean }>(
+      await client.query(
+        `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') AS installed,
+                EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm') AS available`,
+      ),
+    );
+    // PGlite lists pg_trgm as available only when the instance was constructed with it (the migrations create it).
+    if (!trgm?.installed && !trgm?.available) {
+      throw new ConnectionError(
+        where,
+        'this PGlite instance has no pg_trgm extension, which search needs. Construct it with the extension: ' +
+          "import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm'; new PGlite(dataDir, { extensions: { pg_trgm } }).",
+      );
+    }
+    await applySessionSettings(client);
+  } catch (error) {
+    if (error instanceof ConnectionError) throw error;
+    throw new ConnectionError(where, describePgError(error), { cause: error });
+  }
+  return pgliteSession(client, async () => {}, schema);
+}
+
+/** The data directory's lock (see pglite-lock.ts), or a ConnectionError naming who holds it. */
+function lockPgliteDataDir(where: string, dataDir: string): DataDirLock {
+  try {
+    return lockDataDir(dataDir);
+  } catch (error) {
+    throw new ConnectionError(where, error instanceof Error ? error.message : String(error), { cause: error });
+  }
+}
