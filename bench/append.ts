@@ -27,7 +27,9 @@ async function rate(n: number, body: (i: number) => Promise<unknown> | unknown):
   return n / ((performance.now() - started) / 1000);
 }
 
-const TOOL_CALLS = JSON.stringify([{ id: 'call_1', type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } }]);
+const TOOL_CALLS = JSON.stringify([
+  { id: 'call_1', type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } },
+]);
 const text = (i: number) => `benchmark message ${i}: deploy the service with docker compose and check the nginx logs`;
 
 /** Raw better-sqlite3 doing what appendMessage does: counters and row in one BEGIN IMMEDIATE transaction. */
@@ -36,8 +38,11 @@ function rawSqliteAppender(file: string, synchronous: string) {
   db.pragma('busy_timeout = 5000');
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
-  const bump = db.prepare('UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ? RETURNING id');
-  const insert = db.prepare(`INSERT INTO messages (session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason,
+  const bump = db.prepare(
+    'UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ? RETURNING id',
+  );
+  const insert =
+    db.prepare(`INSERT INTO messages (session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason,
     reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, content)
     VALUES (?, ?, NULL, ?, NULL, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?) RETURNING id`);
   const one = db.transaction((session: string, i: number) => {
@@ -51,11 +56,20 @@ function rawSqliteAppender(file: string, synchronous: string) {
       insert.get(session, 'user', null, Date.now() / 1000, text(i));
     }
   });
-  return { append: (s: string, i: number) => one.immediate(s, i), appendMany: (s: string, from: number, n: number) => many.immediate(s, from, n), close: () => db.close() };
+  return {
+    append: (s: string, i: number) => one.immediate(s, i),
+    appendMany: (s: string, from: number, n: number) => many.immediate(s, from, n),
+    close: () => db.close(),
+  };
 }
 
 const storeAppend = (store: SessionStore, session: string, i: number) =>
-  store.appendMessage(session, i % 2 ? 'assistant' : 'user', text(i), i % 4 === 1 ? { toolCalls: JSON.parse(TOOL_CALLS) } : {});
+  store.appendMessage(
+    session,
+    i % 2 ? 'assistant' : 'user',
+    text(i),
+    i % 4 === 1 ? { toolCalls: JSON.parse(TOOL_CALLS) } : {},
+  );
 
 async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: number): Promise<BenchRow[]> {
   const mine: number[] = [];
@@ -81,13 +95,18 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
     if (synchronous === 'FULL') {
       // A gateway serving 16 chats: each caller appends to its own session.
       let started = performance.now();
-      await Promise.all(Array.from({ length: 16 }, async (_, c) => {
-        for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
-      }));
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, c) => {
+          for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
+        }),
+      );
       concurrent.push(n / ((performance.now() - started) / 1000));
       started = performance.now();
       for (let i = 0; i < n; i += 50) {
-        await store.appendMessages('s', Array.from({ length: 50 }, (_, k) => ({ role: 'user', content: text(i + k) })));
+        await store.appendMessages(
+          's',
+          Array.from({ length: 50 }, (_, k) => ({ role: 'user', content: text(i + k) })),
+        );
       }
       batched.push(n / ((performance.now() - started) / 1000));
       started = performance.now();
@@ -98,13 +117,33 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
     await store.close();
   }
   const rows: BenchRow[] = [
-    { case: `sqlite ${synchronous}: appendMessage, 1 caller`, value: median(mine), unit: 'msg/s', baseline: { label: 'raw better-sqlite3', value: median(raw) } },
+    {
+      case: `sqlite ${synchronous}: appendMessage, 1 caller`,
+      value: median(mine),
+      unit: 'msg/s',
+      baseline: { label: 'raw better-sqlite3', value: median(raw) },
+    },
   ];
   if (synchronous === 'FULL') {
     rows.push(
-      { case: 'sqlite FULL: appendMessage, 16 concurrent callers', value: median(concurrent), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
-      { case: 'sqlite FULL: appendMessages, 50 per call', value: median(batched), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
-      { case: 'sqlite FULL: raw, 50 rows per transaction', value: median(rawBatched), unit: 'msg/s', baseline: { label: 'raw, 1 row per transaction', value: median(raw) } },
+      {
+        case: 'sqlite FULL: appendMessage, 16 concurrent callers',
+        value: median(concurrent),
+        unit: 'msg/s',
+        baseline: { label: 'appendMessage, 1 caller', value: median(mine) },
+      },
+      {
+        case: 'sqlite FULL: appendMessages, 50 per call',
+        value: median(batched),
+        unit: 'msg/s',
+        baseline: { label: 'appendMessage, 1 caller', value: median(mine) },
+      },
+      {
+        case: 'sqlite FULL: raw, 50 rows per transaction',
+        value: median(rawBatched),
+        unit: 'msg/s',
+        baseline: { label: 'raw, 1 row per transaction', value: median(raw) },
+      },
     );
   }
   return rows;
@@ -143,17 +182,29 @@ async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: Benc
       raw.push(await rate(n, (i) => rawAppend(i)));
       mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
       const started = performance.now();
-      await Promise.all(Array.from({ length: 16 }, async (_, c) => {
-        for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
-      }));
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, c) => {
+          for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
+        }),
+      );
       concurrent.push(n / ((performance.now() - started) / 1000));
     }
     await sql.end();
     await store.close();
     return {
       rows: [
-        { case: 'postgres: appendMessage, 1 caller', value: median(mine), unit: 'msg/s', baseline: { label: 'raw postgres.js', value: median(raw) } },
-        { case: 'postgres: appendMessage, 16 concurrent callers', value: median(concurrent), unit: 'msg/s', baseline: { label: 'appendMessage, 1 caller', value: median(mine) } },
+        {
+          case: 'postgres: appendMessage, 1 caller',
+          value: median(mine),
+          unit: 'msg/s',
+          baseline: { label: 'raw postgres.js', value: median(raw) },
+        },
+        {
+          case: 'postgres: appendMessage, 16 concurrent callers',
+          value: median(concurrent),
+          unit: 'msg/s',
+          baseline: { label: 'appendMessage, 1 caller', value: median(mine) },
+        },
       ],
     };
   } finally {
@@ -170,13 +221,19 @@ async function sqliteReads(dir: string): Promise<BenchRow[]> {
   for (let k = 0; k < 5; k++) {
     const id = `chain-${k}`;
     await store.createSession(id, 'cli', { parentSessionId: parent });
-    await store.appendMessages(id, Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text(i) })));
+    await store.appendMessages(
+      id,
+      Array.from({ length: 200 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: text(i) })),
+    );
     if (k < 4) await store.endSession(id, 'compression');
     parent = id;
   }
   for (let s = 0; s < 2000; s++) {
     await store.createSession(`list-${s}`, s % 3 ? 'cli' : 'telegram');
-    await store.appendMessages(`list-${s}`, [{ role: 'user', content: text(s) }, { role: 'assistant', content: 'ok' }]);
+    await store.appendMessages(`list-${s}`, [
+      { role: 'user', content: text(s) },
+      { role: 'assistant', content: 'ok' },
+    ]);
   }
   const raw = new Database(file, { readonly: true });
   const getRaw = raw.prepare('SELECT * FROM sessions WHERE id = ?');
@@ -191,10 +248,28 @@ async function sqliteReads(dir: string): Promise<BenchRow[]> {
     return median(ms);
   };
   const rows: BenchRow[] = [
-    { case: 'sqlite: getSession', value: await time(2000, () => store.getSession('list-77')), unit: 'ms', baseline: { label: 'raw SELECT by id', value: await time(2000, () => getRaw.get('list-77')) } },
-    { case: 'sqlite: getMessages (200 messages)', value: await time(200, () => store.getMessages('chain-4')), unit: 'ms', baseline: { label: 'raw SELECT … ORDER BY id', value: await time(200, () => messagesRaw.all('chain-4')) } },
-    { case: 'sqlite: getMessagesAsConversation, 4 ancestors, 1,000 msgs', value: await time(50, () => store.getMessagesAsConversation('chain-4', { includeAncestors: true })), unit: 'ms' },
-    { case: 'sqlite: listSessionsRich, limit 50 of 2,005', value: await time(50, () => store.listSessionsRich({ limit: 50 })), unit: 'ms' },
+    {
+      case: 'sqlite: getSession',
+      value: await time(2000, () => store.getSession('list-77')),
+      unit: 'ms',
+      baseline: { label: 'raw SELECT by id', value: await time(2000, () => getRaw.get('list-77')) },
+    },
+    {
+      case: 'sqlite: getMessages (200 messages)',
+      value: await time(200, () => store.getMessages('chain-4')),
+      unit: 'ms',
+      baseline: { label: 'raw SELECT … ORDER BY id', value: await time(200, () => messagesRaw.all('chain-4')) },
+    },
+    {
+      case: 'sqlite: getMessagesAsConversation, 4 ancestors, 1,000 msgs',
+      value: await time(50, () => store.getMessagesAsConversation('chain-4', { includeAncestors: true })),
+      unit: 'ms',
+    },
+    {
+      case: 'sqlite: listSessionsRich, limit 50 of 2,005',
+      value: await time(50, () => store.listSessionsRich({ limit: 50 })),
+      unit: 'ms',
+    },
   ];
   raw.close();
   await store.close();

@@ -16,7 +16,10 @@ const tick = () => {
 const ticker = setInterval(tick, 1);
 const started = performance.now();
 let note = '';
-const code = await main(['export', '--db', url!, '--out', out!], { out: (t) => process.stdout.write(t), err: (t) => (note += t) });
+const code = await main(['export', '--db', url!, '--out', out!], {
+  out: (t) => process.stdout.write(t),
+  err: (t) => (note += t),
+});
 const seconds = (performance.now() - started) / 1000;
 tick();
 clearInterval(ticker);

@@ -5,4 +5,6 @@ const [source, target] = process.argv.slice(2);
 const store = await openStore(`sqlite:${target!}`);
 const report = await importHermesStateDb(source!, store);
 await store.close();
-process.stdout.write(`${JSON.stringify({ messages: report.messages, peakRssMiB: process.resourceUsage().maxRSS / 1024 })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ messages: report.messages, peakRssMiB: process.resourceUsage().maxRSS / 1024 })}\n`,
+);

@@ -13,11 +13,17 @@ import { copyStore, importHermesStateDb, openStore, verifyStores } from '../src/
 import { HERMES_V11_DDL } from '../test/helpers/hermes-schema.js';
 import { corpus } from '../test/helpers/corpus.js';
 
-const FTS_DDL = fs.readFileSync(new URL('../drizzle/sqlite/0002_fts5_search.sql', import.meta.url), 'utf8').split('--> statement-breakpoint');
+const FTS_DDL = fs
+  .readFileSync(new URL('../drizzle/sqlite/0002_fts5_search.sql', import.meta.url), 'utf8')
+  .split('--> statement-breakpoint');
 
 /** Peak RSS of a separate process importing `source` into a fresh SQLite file. */
 function importPeakRss(source: string, target: string): { messages: number; peakRssMiB: number } {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./import-rss.ts', import.meta.url)), source, target], { encoding: 'utf8' });
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./import-rss.ts', import.meta.url)), source, target],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as { messages: number; peakRssMiB: number };
 }
 
@@ -30,7 +36,11 @@ export interface ExportFigures {
 
 /** A separate process exporting an SQLite store to JSON lines with the CLI (export-rss.ts): its peak RSS, longest stall, time. */
 function exportFigures(store: string, out: string, messages: number): ExportFigures {
-  const raw = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./export-rss.ts', import.meta.url)), `sqlite:${store}`, out], { encoding: 'utf8' });
+  const raw = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./export-rss.ts', import.meta.url)), `sqlite:${store}`, out],
+    { encoding: 'utf8' },
+  );
   const figures = JSON.parse(raw.trim().split('\n').pop()!) as ExportFigures & { code: number; note: string };
   if (figures.code !== 0) throw new Error(`export failed: ${figures.note}`);
   return { messages, seconds: figures.seconds, peakRssMiB: figures.peakRssMiB, stallMs: figures.stallMs };
@@ -48,33 +58,50 @@ export function buildHermesFile(file: string, total: number): void {
   db.pragma('journal_mode = WAL');
   db.exec(HERMES_V11_DDL);
   for (const stmt of FTS_DDL) db.exec(stmt);
-  db.exec("INSERT INTO schema_version (version) VALUES (11)");
-  const insertSession = db.prepare('INSERT OR IGNORE INTO sessions (id, source, started_at, message_count) VALUES (?, ?, ?, 0)');
-  const insertMessage = db.prepare('INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?, ?)');
+  db.exec('INSERT INTO schema_version (version) VALUES (11)');
+  const insertSession = db.prepare(
+    'INSERT OR IGNORE INTO sessions (id, source, started_at, message_count) VALUES (?, ?, ?, 0)',
+  );
+  const insertMessage = db.prepare(
+    'INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const bump = db.prepare('UPDATE sessions SET message_count = message_count + 1 WHERE id = ?');
   let t = 1_780_000_000;
   db.transaction(() => {
     for (const m of corpus(total, 11)) {
       t += 0.5;
       insertSession.run(m.session, m.source, t);
-      insertMessage.run(m.session, m.role, m.content, m.toolName ?? null, m.toolCalls ? JSON.stringify(m.toolCalls) : null, t);
+      insertMessage.run(
+        m.session,
+        m.role,
+        m.content,
+        m.toolName ?? null,
+        m.toolCalls ? JSON.stringify(m.toolCalls) : null,
+        t,
+      );
       bump.run(m.session);
     }
   })();
   db.close();
 }
 
-export async function benchImport(total: number, adminUrl: string): Promise<{ rows: ImportRow[]; notes: string[]; exported?: ExportFigures }> {
+export async function benchImport(
+  total: number,
+  adminUrl: string,
+): Promise<{ rows: ImportRow[]; notes: string[]; exported?: ExportFigures }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-bench-'));
   const rows: ImportRow[] = [];
   const notes: string[] = [];
   let exported: ExportFigures | undefined;
-  const row = (target: string, messages: number, seconds: number) => rows.push({ target, messages, seconds, rate: messages / seconds });
+  const row = (target: string, messages: number, seconds: number) =>
+    rows.push({ target, messages, seconds, rate: messages / seconds });
   try {
     const source = path.join(dir, 'state.db');
     buildHermesFile(source, total);
     const rss = importPeakRss(source, path.join(dir, 'rss.db'));
-    notes.push(`peak RSS of a process importing ${rss.messages.toLocaleString('en-US')} messages into SQLite: ${rss.peakRssMiB.toFixed(0)} MiB`);
+    notes.push(
+      `peak RSS of a process importing ${rss.messages.toLocaleString('en-US')} messages into SQLite: ${rss.peakRssMiB.toFixed(0)} MiB`,
+    );
     const sqlite = await openStore(`sqlite:${path.join(dir, 'target.db')}`);
     try {
       const a = await importHermesStateDb(source, sqlite);

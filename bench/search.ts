@@ -46,11 +46,17 @@ export function buildQueries(hermes: Database.Database): Query[] {
   const out: Query[] = [];
   const add = (cls: string, query: string, sort?: 'newest' | 'oldest') => {
     const underCap = sort !== undefined || hermesMatchCount(hermes, query) <= DEFAULT_RANK_WINDOW;
-    out.push({ cls, query, sort, expected: underCap ? hermesSearch(hermes, query, { sort: sort ?? null, limit: 20 }).map((h) => h.id) : null });
+    out.push({
+      cls,
+      query,
+      sort,
+      expected: underCap ? hermesSearch(hermes, query, { sort: sort ?? null, limit: 20 }).map((h) => h.id) : null,
+    });
   };
   const generated = oracleQueries(hermes, PER_CLASS, 11);
   for (const { cls, query } of generated) add(cls, query);
-  for (const { cls, query } of generated.filter((_, i) => i % 4 === 0)) add(`${cls}, newest`.replace(/^.*, newest$/, 'any class, newest'), query, 'newest');
+  for (const { cls, query } of generated.filter((_, i) => i % 4 === 0))
+    add(`${cls}, newest`.replace(/^.*, newest$/, 'any class, newest'), query, 'newest');
   for (let i = 0; i < PER_CLASS; i++) add('prefix the*', 'the*');
   // The short-CJK worst case: a term that is nowhere.
   for (const term of ['龘靐', '齉', '爨龘', '靐']) for (let i = 0; i < PER_CLASS / 4; i++) add('CJK absent', term);
@@ -108,11 +114,15 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
     const file = path.join(dir, 'state.db');
     let t = performance.now();
     writeHermesHistoryStateDb(file, { messages: MESSAGES });
-    notes.push(`Hermes-format history: ${MESSAGES.toLocaleString('en')} messages written with Hermes' DDL and FTS triggers in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    notes.push(
+      `Hermes-format history: ${MESSAGES.toLocaleString('en')} messages written with Hermes' DDL and FTS triggers in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
     const hermes = new Database(file, { readonly: true });
     t = performance.now();
     const queries = buildQueries(hermes);
-    notes.push(`${queries.length} queries; Hermes' own SQL answered them on the file in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+    notes.push(
+      `${queries.length} queries; Hermes' own SQL answered them on the file in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+    );
     hermes.close();
 
     const sqlite = await openStore(`sqlite:${path.join(dir, 'store.db')}`);

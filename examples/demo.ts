@@ -23,9 +23,13 @@ try {
     const store = await openStore(url); // creates and migrates the store
     try {
       const report = await importHermesStateDb(hermesFile, store, { verify: true });
-      const verified = report.verification?.ok ? 'verified' : `NOT verified: ${report.verification?.problems.join('; ')}`;
+      const verified = report.verification?.ok
+        ? 'verified'
+        : `NOT verified: ${report.verification?.problems.join('; ')}`;
       console.log(`\n${store.url} (${store.dialect})`);
-      console.log(`  import: ${report.sessions} sessions, ${report.messages} messages in ${report.seconds.toFixed(2)} s; ${verified}`);
+      console.log(
+        `  import: ${report.sessions} sessions, ${report.messages} messages in ${report.seconds.toFixed(2)} s; ${verified}`,
+      );
 
       for (const query of ['docker', '"healthcheck port"', '记忆断裂', 'nginx*']) {
         const hits = await store.searchMessages(query, { limit: 3 });
@@ -39,7 +43,9 @@ try {
       const titles = await Promise.all(lineage.map(async (id) => `${id} "${(await store.getSessionTitle(id)) ?? ''}"`));
       console.log(`  lineage: ${titles.join(' -> ')}`);
       console.log(`  descendants of the root: ${(await store.getDescendants(lineage[0]!)).join(', ')}`);
-      console.log(`  replay of ${tip} with ancestors: ${replay.length} messages (${replay.map((m) => m.role).join(', ')})`);
+      console.log(
+        `  replay of ${tip} with ancestors: ${replay.length} messages (${replay.map((m) => m.role).join(', ')})`,
+      );
       const stats = await store.maintenance.stats();
       const cost = stats.bySource.reduce((sum, g) => sum + g.estimatedCostUsd, 0);
       console.log(`  stats: ${stats.sessions} sessions, ${stats.messages} messages, $${cost.toFixed(4)} estimated`);
@@ -47,8 +53,12 @@ try {
       await store.close();
     }
   }
-  console.log('\nSame file, same sessions, lineage and matches on an SQLite file and on embedded Postgres (snippets are each engine\'s own).');
-  console.log('The CLI does the same against a real server: npx hermes-sessiondb import ./state.db --to postgres://user@host:5432/db');
+  console.log(
+    "\nSame file, same sessions, lineage and matches on an SQLite file and on embedded Postgres (snippets are each engine's own).",
+  );
+  console.log(
+    'The CLI does the same against a real server: npx hermes-sessiondb import ./state.db --to postgres://user@host:5432/db',
+  );
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -62,15 +62,21 @@ for (let base = 0; base <= MAX; base += CHUNK) {
       if (kind[cp] === 0) kind[cp] = 2;
     } else if (n !== 2) throw new Error(`q${cp}q gives ${n} tokens`);
   }
-  for (const row of db.prepare('SELECT term, doc FROM uv WHERE doc % 2 = 1 ORDER BY doc, offset').iterate() as Iterable<{ term: string; doc: number }>) {
+  for (const row of db
+    .prepare('SELECT term, doc FROM uv WHERE doc % 2 = 1 ORDER BY doc, offset')
+    .iterate() as Iterable<{ term: string; doc: number }>) {
     const cp = (row.doc - 1) / 2;
     if (kind[cp] === 0) continue;
-    if (!row.term.startsWith('q') || !row.term.endsWith('q') || row.term.length < 2) throw new Error(`odd term ${row.term}`);
+    if (!row.term.startsWith('q') || !row.term.endsWith('q') || row.term.length < 2)
+      throw new Error(`odd term ${row.term}`);
     const mid = row.term.slice(1, -1);
     fold61[cp] = mid === '' ? 0 : single(mid);
   }
   const triTerms = new Map<number, string[]>();
-  for (const row of db.prepare('SELECT term, doc FROM tgv ORDER BY doc, offset').iterate() as Iterable<{ term: string; doc: number }>) {
+  for (const row of db.prepare('SELECT term, doc FROM tgv ORDER BY doc, offset').iterate() as Iterable<{
+    term: string;
+    doc: number;
+  }>) {
     const list = triTerms.get(row.doc) ?? [];
     list.push(row.term);
     triTerms.set(row.doc, list);
@@ -79,7 +85,8 @@ for (let base = 0; base <= MAX; base += CHUNK) {
     if (isSurrogate(cp)) continue;
     const terms = triTerms.get(cp) ?? [];
     if (terms.length === 1 && terms[0] === 'qqq') foldTri[cp] = 0;
-    else if (terms.length === 2 && terms[1] === 'qqq' && terms[0]!.endsWith('qq')) foldTri[cp] = single(terms[0]!.slice(0, -2));
+    else if (terms.length === 2 && terms[1] === 'qqq' && terms[0]!.endsWith('qq'))
+      foldTri[cp] = single(terms[0]!.slice(0, -2));
     else throw new Error(`trigram probe of ${cp}: ${JSON.stringify(terms)}`);
   }
   db.close();

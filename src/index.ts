@@ -29,7 +29,14 @@ export {
   type SearchMessagesOptions,
   type SearchSessionsOptions,
 } from './store.js';
-export { SearchRepo, planSearch, MAX_QUERY_CHARS, type SearchHit, type SearchContextEntry, type SessionWithActivity } from './repos/search.js';
+export {
+  SearchRepo,
+  planSearch,
+  MAX_QUERY_CHARS,
+  type SearchHit,
+  type SearchContextEntry,
+  type SessionWithActivity,
+} from './repos/search.js';
 export { sanitizeFts5Query } from './search/sanitize.js';
 export { parseQuery, type QueryNode, type Phrase, type ParsedQuery } from './search/query.js';
 export type {
@@ -77,7 +84,14 @@ export { HandoffRepo } from './repos/handoffs.js';
 export { TelegramTopicRepo } from './repos/telegram-topics.js';
 export { MetaRepo } from './repos/meta.js';
 export { ExportRepo, MaintenanceRepo, type StoreStats, type UsageGroup } from './repos/maintenance.js';
-export { hermesExport, hermesSession, hermesMessage, writeHermesExport, type HermesExportOptions, type HermesExportCounts } from './codecs/hermes-export.js';
+export {
+  hermesExport,
+  hermesSession,
+  hermesMessage,
+  writeHermesExport,
+  type HermesExportOptions,
+  type HermesExportCounts,
+} from './codecs/hermes-export.js';
 export type { Backend, DriverName } from './db/backend.js';
 export { SqliteBackend, type SqliteDb, type SqliteSchema } from './db/sqlite/backend.js';
 export { PgBackend } from './db/pg/backend.js';
@@ -109,10 +123,30 @@ export { nowEpochSeconds, roundToMicros } from './codecs/time.js';
 export * as sqliteSchema from './schema/sqlite.js';
 export * as pgSchema from './schema/pg.js';
 export { hermesPgTables, type HermesPgTables } from './schema/pg.js';
-export { importHermesStateDb, ImportError, type ImportReport, type ImportProgress, type ImportOptions, type UnknownColumn, type UnknownTable } from './transfer/hermes-import.js';
+export {
+  importHermesStateDb,
+  ImportError,
+  type ImportReport,
+  type ImportProgress,
+  type ImportOptions,
+  type UnknownColumn,
+  type UnknownTable,
+} from './transfer/hermes-import.js';
 export { copyStore, type CopyReport, type CopyOptions } from './transfer/copy.js';
-export { transferRows, TransferRefusedError, type TransferOptions, type TransferProgress, type TransferCounts } from './transfer/pipeline.js';
+export {
+  transferRows,
+  TransferRefusedError,
+  type TransferOptions,
+  type TransferProgress,
+  type TransferCounts,
+} from './transfer/pipeline.js';
 export { HermesFileSource, storeSource, type RowSource } from './transfer/sources.js';
 export { BulkReadRepo } from './repos/bulk-read.js';
 export { ImportRepo } from './repos/import.js';
-export { verifyStores, verifyTransfer, messagesDigest, type VerifyReport, type VerifyOptions } from './transfer/verify.js';
+export {
+  verifyStores,
+  verifyTransfer,
+  messagesDigest,
+  type VerifyReport,
+  type VerifyOptions,
+} from './transfer/verify.js';

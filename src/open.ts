@@ -41,9 +41,12 @@ export const openStoreOptionsSchema = z
       .union([
         z.boolean(),
         z.enum(['require', 'allow', 'prefer', 'verify-full']),
-        z.custom<TlsConnectionOptions>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-          error: "must be a boolean, 'require', 'allow', 'prefer', 'verify-full' or a tls.connect() options object",
-        }),
+        z.custom<TlsConnectionOptions>(
+          (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+          {
+            error: "must be a boolean, 'require', 'allow', 'prefer', 'verify-full' or a tls.connect() options object",
+          },
+        ),
       ])
       .optional(),
     /**
@@ -117,7 +120,9 @@ function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreO
       target.kind === 'url'
         ? `it applies to postgres:// URLs only, not to ${backendName}`
         : `the ${target.kind} client was passed in, so it is configured by the app` +
-          (target.kind === 'postgres' ? ` (set it where the client is created: postgres(url, { ${name === 'statementTimeoutMs' ? 'connection: { statement_timeout }' : name === 'poolSize' ? 'max' : name === 'connectTimeoutSeconds' ? 'connect_timeout' : name } }))` : '');
+          (target.kind === 'postgres'
+            ? ` (set it where the client is created: postgres(url, { ${name === 'statementTimeoutMs' ? 'connection: { statement_timeout }' : name === 'poolSize' ? 'max' : name === 'connectTimeoutSeconds' ? 'connect_timeout' : name} }))`
+            : '');
     throw new ValidationError(`options.${name}`, why);
   }
 }
@@ -152,7 +157,8 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
   let backend: SqliteBackend | PgBackend;
   if (location?.backend === 'sqlite' || classified.kind === 'sqlite') {
     // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
-    if (opts.schema !== undefined) throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
+    if (opts.schema !== undefined)
+      throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
     // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
     // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
     const openBusyTimeoutMs = Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS);
@@ -161,10 +167,16 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
       const client = classified.client;
       const where = describeClient(classified);
       if (opts.readonly && !client.readonly) {
-        throw new ValidationError('options.readonly', 'the Database passed in is writable: open it with new Database(file, { readonly: true })');
+        throw new ValidationError(
+          'options.readonly',
+          'the Database passed in is writable: open it with new Database(file, { readonly: true })',
+        );
       }
       opts.readonly = client.readonly;
-      const previousBusyTimeout = adoptSqlite(client, where, { busyTimeoutMs: openBusyTimeoutMs, synchronous: opts.synchronous });
+      const previousBusyTimeout = adoptSqlite(client, where, {
+        busyTimeoutMs: openBusyTimeoutMs,
+        synchronous: opts.synchronous,
+      });
       sqlite = new SqliteBackend({
         url: where,
         client,
@@ -190,7 +202,12 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
       });
     }
     backend = sqlite;
-    store = new SessionStore<'sqlite'>(sqlite, new SqliteDialect(sqlite.client, opts.writeDeadlineMs), clock, opts.searchRankWindow);
+    store = new SessionStore<'sqlite'>(
+      sqlite,
+      new SqliteDialect(sqlite.client, opts.writeDeadlineMs),
+      clock,
+      opts.searchRankWindow,
+    );
   } else {
     const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
     let url: string;

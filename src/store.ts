@@ -47,7 +47,9 @@ import type {
 } from './types.js';
 import * as v from './validation.js';
 
-type Input<K extends keyof typeof v> = (typeof v)[K] extends import('zod').ZodType ? import('zod').input<(typeof v)[K]> : never;
+type Input<K extends keyof typeof v> = (typeof v)[K] extends import('zod').ZodType
+  ? import('zod').input<(typeof v)[K]>
+  : never;
 
 export type CreateSessionOptions = Input<'createSessionOptions'>;
 export type UpdateTokenCountsOptions = Input<'updateTokenCountsOptions'>;
@@ -170,11 +172,20 @@ export class SessionStore<D extends DialectName = DialectName> {
   /** Create a session unless the id exists (first write wins). Returns the id. */
   async createSession(sessionId: string, source: string, options: CreateSessionOptions = {}): Promise<string> {
     // The repository validates (once, for both ways in).
-    return this.track(() => this.guard(() => this.sessions.create(sessionId, source, options), () => ({ parent: options.parentSessionId })));
+    return this.track(() =>
+      this.guard(
+        () => this.sessions.create(sessionId, source, options),
+        () => ({ parent: options.parentSessionId }),
+      ),
+    );
   }
 
   /** Like createSession with source 'unknown' by default: recover a session whose creation failed. */
-  async ensureSession(sessionId: string, source: string = 'unknown', options: CreateSessionOptions = {}): Promise<string> {
+  async ensureSession(
+    sessionId: string,
+    source: string = 'unknown',
+    options: CreateSessionOptions = {},
+  ): Promise<string> {
     return this.createSession(sessionId, source, options);
   }
 
@@ -249,7 +260,12 @@ export class SessionStore<D extends DialectName = DialectName> {
 
   /** Set or (with '' or null) clear a title. True when the session exists. */
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
-    return this.track(() => this.guard(() => this.titles.set(sessionId, title), () => ({ title, sessionId })));
+    return this.track(() =>
+      this.guard(
+        () => this.titles.set(sessionId, title),
+        () => ({ title, sessionId }),
+      ),
+    );
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {
@@ -279,7 +295,12 @@ export class SessionStore<D extends DialectName = DialectName> {
     content?: MessageContentInput | null,
     options: AppendMessageOptions = {},
   ): Promise<number> {
-    return this.track(() => this.guard(() => this.messages.append(sessionId, role, content, options), () => ({ session: sessionId })));
+    return this.track(() =>
+      this.guard(
+        () => this.messages.append(sessionId, role, content, options),
+        () => ({ session: sessionId }),
+      ),
+    );
   }
 
   /**
@@ -287,12 +308,22 @@ export class SessionStore<D extends DialectName = DialectName> {
    * appendMessage for callers that have a turn's messages at hand. Returns the new ids in order.
    */
   async appendMessages(sessionId: string, messages: AppendMessagesInput): Promise<number[]> {
-    return this.track(() => this.guard(() => this.messages.appendMany(sessionId, messages), () => ({ session: sessionId })));
+    return this.track(() =>
+      this.guard(
+        () => this.messages.appendMany(sessionId, messages),
+        () => ({ session: sessionId }),
+      ),
+    );
   }
 
   /** Replace the whole transcript atomically: on any failure the previous one survives. */
   async replaceMessages(sessionId: string, messages: ReplacementMessageInput[]): Promise<void> {
-    return this.track(() => this.guard(() => this.messages.replace(sessionId, messages), () => ({ session: sessionId })));
+    return this.track(() =>
+      this.guard(
+        () => this.messages.replace(sessionId, messages),
+        () => ({ session: sessionId }),
+      ),
+    );
   }
 
   async getMessages(sessionId: string): Promise<MessageRow[]> {
@@ -300,7 +331,10 @@ export class SessionStore<D extends DialectName = DialectName> {
   }
 
   /** OpenAI-format messages to replay; `includeAncestors` prepends the parent chain. */
-  async getMessagesAsConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
+  async getMessagesAsConversation(
+    sessionId: string,
+    options: ConversationOptions = {},
+  ): Promise<ConversationMessage[]> {
     return this.track(async () => {
       const id = v.validate(v.lookupId, sessionId, 'sessionId');
       return this.messages.conversation(id, v.validate(v.conversationOptions, options, 'options').includeAncestors);
@@ -308,7 +342,11 @@ export class SessionStore<D extends DialectName = DialectName> {
   }
 
   /** The anchor message and up to `window` (default 5) messages on each side. */
-  async getMessagesAround(sessionId: string, anchorId: number, options: MessagesAroundOptions = {}): Promise<MessagesAround> {
+  async getMessagesAround(
+    sessionId: string,
+    anchorId: number,
+    options: MessagesAroundOptions = {},
+  ): Promise<MessagesAround> {
     return this.track(async () => {
       const id = v.validate(v.lookupId, sessionId, 'sessionId');
       const anchor = v.validate(v.messageId, anchorId, 'anchorId');
@@ -446,12 +484,17 @@ export class SessionStore<D extends DialectName = DialectName> {
 
   async bindTelegramTopic(options: BindTelegramTopicOptions): Promise<void> {
     return this.track(() =>
-      this.guard(() => this.telegramTopics.bind(options), () => ({ session: options.sessionId, topicSession: options.sessionId })),
+      this.guard(
+        () => this.telegramTopics.bind(options),
+        () => ({ session: options.sessionId, topicSession: options.sessionId }),
+      ),
     );
   }
 
   async isTelegramSessionLinkedToTopic(options: { sessionId: string }): Promise<boolean> {
-    return this.track(() => this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId));
+    return this.track(() =>
+      this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId),
+    );
   }
 
   async listUnlinkedTelegramSessionsForUser(options: UnlinkedTelegramSessionsQuery): Promise<RichSessionRow[]> {
@@ -479,7 +522,13 @@ export class SessionStore<D extends DialectName = DialectName> {
   private async guard<T>(
     call: () => Promise<T>,
     // Read only after a constraint violation, so after the repository validated the inputs it names.
-    contextOf: () => { parent?: string | null; session?: string; title?: string | null; sessionId?: string; topicSession?: string },
+    contextOf: () => {
+      parent?: string | null;
+      session?: string;
+      title?: string | null;
+      sessionId?: string;
+      topicSession?: string;
+    },
   ): Promise<T> {
     try {
       return await call();

@@ -30,7 +30,8 @@ const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
 export function jsonProblem(value: unknown, path = '', depth = 0): string | undefined {
   if (depth > MAX_JSON_DEPTH) return `${path || 'value'} is nested more than ${MAX_JSON_DEPTH} levels deep`;
   if (value === null || typeof value === 'boolean') return undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path || 'value'} is not a finite number`;
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? undefined : `${path || 'value'} is not a finite number`;
   if (typeof value === 'string') return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -126,7 +127,9 @@ const limit = int;
 // ── Closed and open sets of names (the public literal types are derived from these, in types.ts) ──
 
 /** searchMessages' `sort`. Hermes orders by relevance for any other value, which hid typos: here they are refused. */
-export const searchSort = z.enum(['relevance', 'newest', 'oldest'], { error: "must be 'relevance', 'newest' or 'oldest'" });
+export const searchSort = z.enum(['relevance', 'newest', 'oldest'], {
+  error: "must be 'relevance', 'newest' or 'oldest'",
+});
 /** Hermes compares `sort.strip().lower()`: case and surrounding whitespace are ignored here too. */
 const searchSortInput = z.preprocess<unknown, typeof searchSort, z.output<typeof searchSort>>(
   (value) => (typeof value === 'string' ? pyStrip(value).toLowerCase() : value),
@@ -142,7 +145,8 @@ export const knownManagedMode = z.enum(['auto', 'restored']);
 /** A string union open to any other string: `K | (string & {})` keeps editor completion for K without refusing others. */
 export type OpenUnion<K extends string> = K | (string & {});
 /** `schema`'s check, typed as taking and giving an open union (any string passes the type, as it passes Hermes). */
-const openUnion = <K extends string>(schema: z.ZodType<string, string>) => schema as unknown as z.ZodType<OpenUnion<K>, OpenUnion<K>>;
+const openUnion = <K extends string>(schema: z.ZodType<string, string>) =>
+  schema as unknown as z.ZodType<OpenUnion<K>, OpenUnion<K>>;
 
 /** A message role: non-empty, at most 1024 characters, well-formed, no NUL. */
 export const role = openUnion<z.output<typeof knownRole>>(id);
@@ -237,7 +241,9 @@ export const replacementMessage = z
     return out;
   })
   // The same fields as appendMessage's options, plus role and content; other keys are ignored.
-  .pipe(z.object({ role: openUnion<z.output<typeof knownRole>>(text).optional(), content, ...appendMessageOptions.shape }));
+  .pipe(
+    z.object({ role: openUnion<z.output<typeof knownRole>>(text).optional(), content, ...appendMessageOptions.shape }),
+  );
 export const replacementMessages = z.array(replacementMessage);
 /** appendMessages: each message names its role and takes appendMessage's options (camelCase). */
 export const appendMessagesInput = z.array(z.object({ role, content, ...appendMessageOptions.shape }).strict());
@@ -269,7 +275,13 @@ export const exportStreamOptions = z.object({ sessionId: lookupId.optional(), so
 export const sessionFilterOptions = z.object({ sessionId: optionalText }).strict();
 
 /** Telegram ids arrive as numbers from the Bot API; Hermes stores them as strings. */
-export const telegramId = z.union([id, z.number().int().transform((n) => String(n))]);
+export const telegramId = z.union([
+  id,
+  z
+    .number()
+    .int()
+    .transform((n) => String(n)),
+]);
 
 export const enableTopicModeOptions = z
   .object({
@@ -279,7 +291,9 @@ export const enableTopicModeOptions = z
     allowsUsersToCreateTopics: z.boolean().nullish(),
   })
   .strict();
-export const disableTopicModeOptions = z.object({ chatId: telegramId, clearBindings: z.boolean().default(true) }).strict();
+export const disableTopicModeOptions = z
+  .object({ chatId: telegramId, clearBindings: z.boolean().default(true) })
+  .strict();
 export const topicModeQuery = z.object({ chatId: telegramId, userId: telegramId }).strict();
 export const topicBindingQuery = z.object({ chatId: telegramId, threadId: telegramId }).strict();
 export const bindTopicOptions = z

@@ -45,34 +45,52 @@ for (const h of harnesses) {
       clock.reset();
       await store.createSession('new', 'cli', { model: 'm-big', modelConfig: { temperature: 0.2 } });
       await store.appendMessage('new', 'user', [{ type: 'text', text: 'deploy with docker?' }]);
-      await store.appendMessage('new', 'assistant', 'yes', { reasoningDetails: [{ type: 'summary' }], toolCalls: [{ id: 'c1' }] });
+      await store.appendMessage('new', 'assistant', 'yes', {
+        reasoningDetails: [{ type: 'summary' }],
+        toolCalls: [{ id: 'c1' }],
+      });
       await store.updateTokenCounts('new', { inputTokens: 100, outputTokens: 20, estimatedCostUsd: 1.25 });
       await store.close();
       return url;
     }
 
-    it.skipIf(fixture.missing !== undefined)(`imports a Hermes state.db with a closing summary${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
-      const url = await h.freshUrl();
-      const { code, out } = await run('import', fixture.path!, '--to', url);
-      expect(code).toBe(0);
-      expect(out).toMatch(/^Imported 60 sessions, 305 messages in [\d.]+ s \([\d,]+ msg\/s\) into .*; verified \(\d+ search spot-checks?\)\.\n$/);
-      expect(JSON.parse((await run('stats', '--db', url, '--json')).out)).toMatchObject({ sessions: 60, messages: 305 });
-      expect((await run('import', '/no/such/state.db', '--to', url)).code).toBe(1);
-    });
+    it.skipIf(fixture.missing !== undefined)(
+      `imports a Hermes state.db with a closing summary${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`,
+      async () => {
+        const url = await h.freshUrl();
+        const { code, out } = await run('import', fixture.path!, '--to', url);
+        expect(code).toBe(0);
+        expect(out).toMatch(
+          /^Imported 60 sessions, 305 messages in [\d.]+ s \([\d,]+ msg\/s\) into .*; verified \(\d+ search spot-checks?\)\.\n$/,
+        );
+        expect(JSON.parse((await run('stats', '--db', url, '--json')).out)).toMatchObject({
+          sessions: 60,
+          messages: 305,
+        });
+        expect((await run('import', '/no/such/state.db', '--to', url)).code).toBe(1);
+      },
+    );
 
-    it.skipIf(fixture.missing !== undefined)(`exits 1 when the store does not match the file after a merge that kept the store's rows${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
-      const url = await h.freshUrl();
-      const store = await openStore(url);
-      await store.createSession('20260604_000000_1da3a1', 'mine');
-      await store.close();
-      const refused = await run('import', fixture.path!, '--to', url);
-      expect(refused.code).toBe(2);
-      expect(refused.err).toMatch(/already holds different data.*--merge keep-target/s);
-      const merged = await run('import', fixture.path!, '--to', url, '--merge', 'keep-target');
-      expect(merged.code).toBe(1);
-      expect(merged.out).toMatch(/; VERIFICATION FAILED:\n {2}session 20260604_000000_1da3a1: source, model, .* differ\n/);
-      expect((await run('import', fixture.path!, '--to', url, '--merge', 'keep-target', '--no-verify')).out).toMatch(/\(not verified\)\n$/);
-    });
+    it.skipIf(fixture.missing !== undefined)(
+      `exits 1 when the store does not match the file after a merge that kept the store's rows${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`,
+      async () => {
+        const url = await h.freshUrl();
+        const store = await openStore(url);
+        await store.createSession('20260604_000000_1da3a1', 'mine');
+        await store.close();
+        const refused = await run('import', fixture.path!, '--to', url);
+        expect(refused.code).toBe(2);
+        expect(refused.err).toMatch(/already holds different data.*--merge keep-target/s);
+        const merged = await run('import', fixture.path!, '--to', url, '--merge', 'keep-target');
+        expect(merged.code).toBe(1);
+        expect(merged.out).toMatch(
+          /; VERIFICATION FAILED:\n {2}session 20260604_000000_1da3a1: source, model, .* differ\n/,
+        );
+        expect((await run('import', fixture.path!, '--to', url, '--merge', 'keep-target', '--no-verify')).out).toMatch(
+          /\(not verified\)\n$/,
+        );
+      },
+    );
 
     it('migrates, then reports that the store is up to date', async () => {
       const url = await h.freshUrl();
@@ -90,9 +108,14 @@ for (const h of harnesses) {
       expect(text.code).toBe(0);
       expect(text.out).toMatch(/2 results/);
       const json = await run('search', 'docker', '--db', url, '--source', 'cron', '--json');
-      const hits = json.out.trim().split('\n').map((l) => JSON.parse(l) as { sessionId: string });
+      const hits = json.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { sessionId: string });
       expect(hits.map((h) => h.sessionId)).toEqual(['old']);
-      expect((await run('search', 'docker', '--db', url, '--exclude-source', 'cron', '--json')).out.trim().split('\n')).toHaveLength(1);
+      expect(
+        (await run('search', 'docker', '--db', url, '--exclude-source', 'cron', '--json')).out.trim().split('\n'),
+      ).toHaveLength(1);
     });
 
     it('reports counts, tokens and cost by model and source', async () => {
@@ -103,7 +126,13 @@ for (const h of harnesses) {
       expect(stats).toMatchObject({ sessions: 2, messages: 3 });
       expect(stats.databaseBytes).toBeGreaterThan(0);
       const big = stats.byModel.find((g: { key: string }) => g.key === 'm-big');
-      expect(big).toMatchObject({ sessions: 1, messages: 2, inputTokens: 100, outputTokens: 20, estimatedCostUsd: 1.25 });
+      expect(big).toMatchObject({
+        sessions: 1,
+        messages: 2,
+        inputTokens: 100,
+        outputTokens: 20,
+        estimatedCostUsd: 1.25,
+      });
       expect(stats.bySource.map((g: { key: string }) => g.key).sort()).toEqual(['cli', 'cron']);
       expect((await run('stats', '--db', url)).out).toMatch(/sessions 2, messages 3/);
     });
@@ -113,12 +142,27 @@ for (const h of harnesses) {
       const { code, out, err } = await run('export', '--db', url);
       expect(code).toBe(0);
       expect(err).toMatch(/exported 2 sessions/);
-      const sessions = out.trim().split('\n').map((l) => JSON.parse(l));
+      const sessions = out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(sessions.map((s: { id: string }) => s.id)).toEqual(['new', 'old']);
       const exported = sessions[0];
-      expect(exported).toMatchObject({ id: 'new', source: 'cli', model_config: '{"temperature": 0.2}', input_tokens: 100 });
-      expect(exported.messages[0]).toMatchObject({ session_id: 'new', role: 'user', content: [{ type: 'text', text: 'deploy with docker?' }] });
-      expect(exported.messages[1]).toMatchObject({ tool_calls: [{ id: 'c1' }], reasoning_details: '[{"type": "summary"}]' });
+      expect(exported).toMatchObject({
+        id: 'new',
+        source: 'cli',
+        model_config: '{"temperature": 0.2}',
+        input_tokens: 100,
+      });
+      expect(exported.messages[0]).toMatchObject({
+        session_id: 'new',
+        role: 'user',
+        content: [{ type: 'text', text: 'deploy with docker?' }],
+      });
+      expect(exported.messages[1]).toMatchObject({
+        tool_calls: [{ id: 'c1' }],
+        reasoning_details: '[{"type": "summary"}]',
+      });
       const one = await run('export', '--db', url, '--session', 'old');
       expect(one.out.trim().split('\n')).toHaveLength(1);
       expect((await run('export', '--db', url, '--session', 'nope')).code).toBe(2);
@@ -129,7 +173,9 @@ for (const h of harnesses) {
       const dry = await run('prune', '--older-than', '90', '--db', url, '--dry-run');
       expect(dry.out).toMatch(/would prune 1 session/);
       expect(JSON.parse((await run('stats', '--db', url, '--json')).out).sessions).toBe(2);
-      expect((await run('prune', '--older-than', '90', '--db', url, '--source', 'cli')).out).toMatch(/pruned 0 sessions/);
+      expect((await run('prune', '--older-than', '90', '--db', url, '--source', 'cli')).out).toMatch(
+        /pruned 0 sessions/,
+      );
       expect((await run('prune', '--older-than', '90', '--db', url)).out).toMatch(/pruned 1 session/);
       expect(JSON.parse((await run('stats', '--db', url, '--json')).out).sessions).toBe(1);
     });
@@ -154,12 +200,18 @@ describe('CLI usage and failures', () => {
   });
 });
 
-const packageJson = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const packageJson = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 const mainScript = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
 
 /** The CLI as a process under tsx (resolved from here, so `cwd` may be anywhere). */
 function runProcess(args: string[], cwd = process.cwd()) {
-  const child = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), mainScript, ...args], { cwd, encoding: 'utf8', timeout: 60_000 });
+  const child = spawnSync(process.execPath, ['--import', import.meta.resolve('tsx'), mainScript, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: child.status, out: child.stdout, err: child.stderr };
 }
 
@@ -221,7 +273,10 @@ describe('CLI commands that only read never create or migrate a database', () =>
     const missing = path.join(parent, 'pgdata');
     const empty = path.join(parent, 'empty');
     fs.mkdirSync(empty);
-    for (const [name, argv] of [...readOnlyCommands(`pglite:${missing}`, existing), ...readOnlyCommands(`pglite:${empty}`, existing)]) {
+    for (const [name, argv] of [
+      ...readOnlyCommands(`pglite:${missing}`, existing),
+      ...readOnlyCommands(`pglite:${empty}`, existing),
+    ]) {
       const target = argv.find((a) => a.startsWith('pglite:'))!.slice('pglite:'.length);
       const result = await run(...argv);
       expect(result.code, `${name} ${target}`).toBe(1);
@@ -245,7 +300,9 @@ describe('CLI commands that only read never create or migrate a database', () =>
     const older = sqliteFolderWithFirst(1);
     await (await openStore(url, { migrationsFolder: older.folder })).close();
     const existing = await existingStore();
-    for (const [name, argv] of readOnlyCommands(url, existing).filter(([n]) => n !== 'status' && n !== 'verify --from')) {
+    for (const [name, argv] of readOnlyCommands(url, existing).filter(
+      ([n]) => n !== 'status' && n !== 'verify --from',
+    )) {
       const result = await run(...argv);
       expect(result.code, name).toBe(1);
       expect(result.err, name).toMatch(/pending migration.*run `hermes-sessiondb migrate --db sqlite:.*old\.db` first/);
@@ -284,60 +341,71 @@ function sqliteFolderWithFirst(count: number): { folder: string; tags: string[] 
 
 const pg = await postgresHarness();
 const pgAvailable = reportAvailability(pg);
-describe.skipIf(!pgAvailable)(`CLI on an empty Postgres database${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
-  afterAll(() => pg.cleanup());
+describe.skipIf(!pgAvailable)(
+  `CLI on an empty Postgres database${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    afterAll(() => pg.cleanup());
 
-  /** Relations and schemas beyond what CREATE DATABASE gives. */
-  async function userObjects(url: string): Promise<{ relations: string[]; schemas: string[] }> {
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const relations = await sql<{ name: string }[]>`SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    /** Relations and schemas beyond what CREATE DATABASE gives. */
+    async function userObjects(url: string): Promise<{ relations: string[]; schemas: string[] }> {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const relations = await sql<
+          { name: string }[]
+        >`SELECT n.nspname || '.' || c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'`;
-      const schemas = await sql<{ name: string }[]>`SELECT nspname AS name FROM pg_namespace
+        const schemas = await sql<{ name: string }[]>`SELECT nspname AS name FROM pg_namespace
         WHERE nspname NOT IN ('pg_catalog', 'information_schema', 'public') AND nspname NOT LIKE 'pg_toast%' AND nspname NOT LIKE 'pg_temp%'`;
-      return { relations: relations.map((r) => r.name), schemas: schemas.map((r) => r.name) };
-    } finally {
-      await sql.end({ timeout: 5 });
+        return { relations: relations.map((r) => r.name), schemas: schemas.map((r) => r.name) };
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
     }
-  }
 
-  it('stats, search and export exit 1 saying to migrate first, and the database stays empty', async () => {
-    const url = await pg.freshUrl();
-    for (const argv of [['stats', '--db', url], ['search', 'x', '--db', url], ['export', '--db', url]]) {
-      const result = await run(...argv);
-      expect(result.code, argv[0]).toBe(1);
-      expect(result.err, argv[0]).toMatch(/holds no hermes-sessiondb store.*run `hermes-sessiondb migrate --db postgres:\/\/.*` first/);
-    }
-    expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
-  });
+    it('stats, search and export exit 1 saying to migrate first, and the database stays empty', async () => {
+      const url = await pg.freshUrl();
+      for (const argv of [
+        ['stats', '--db', url],
+        ['search', 'x', '--db', url],
+        ['export', '--db', url],
+      ]) {
+        const result = await run(...argv);
+        expect(result.code, argv[0]).toBe(1);
+        expect(result.err, argv[0]).toMatch(
+          /holds no hermes-sessiondb store.*run `hermes-sessiondb migrate --db postgres:\/\/.*` first/,
+        );
+      }
+      expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
+    });
 
-  it('status reports every migration pending and creates nothing', async () => {
-    const url = await pg.freshUrl();
-    const result = await run('status', '--db', url);
-    expect(result.code).toBe(0);
-    expect(result.out).toMatch(/applied: none\n {2}pending: 0000_/);
-    expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
-  });
+    it('status reports every migration pending and creates nothing', async () => {
+      const url = await pg.freshUrl();
+      const result = await run('status', '--db', url);
+      expect(result.code).toBe(0);
+      expect(result.out).toMatch(/applied: none\n {2}pending: 0000_/);
+      expect(await userObjects(url)).toEqual({ relations: [], schemas: [] });
+    });
 
-  it('copy from it exits 1 and creates no target', async () => {
-    const url = await pg.freshUrl();
-    const target = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-cli-')), 'target.db');
-    const result = await run('copy', '--from', url, '--to', `sqlite:${target}`);
-    expect(result.code).toBe(1);
-    expect(result.err).toContain(new URL(url).pathname.slice(1));
-    expect(fs.existsSync(target)).toBe(false);
-    fs.rmSync(path.dirname(target), { recursive: true, force: true });
-  });
+    it('copy from it exits 1 and creates no target', async () => {
+      const url = await pg.freshUrl();
+      const target = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-cli-')), 'target.db');
+      const result = await run('copy', '--from', url, '--to', `sqlite:${target}`);
+      expect(result.code).toBe(1);
+      expect(result.err).toContain(new URL(url).pathname.slice(1));
+      expect(fs.existsSync(target)).toBe(false);
+      fs.rmSync(path.dirname(target), { recursive: true, force: true });
+    });
 
-  it('never prints the password of the URL it refuses', async () => {
-    const url = new URL(await pg.freshUrl());
-    url.password = 's3cr3t-pw'; // trust auth: the server does not ask for it
-    const result = await run('stats', '--db', url.toString());
-    expect(result.code).toBe(1);
-    expect(result.err).toContain('***');
-    expect(result.err).not.toContain('s3cr3t-pw');
-  });
-});
+    it('never prints the password of the URL it refuses', async () => {
+      const url = new URL(await pg.freshUrl());
+      url.password = 's3cr3t-pw'; // trust auth: the server does not ask for it
+      const result = await run('stats', '--db', url.toString());
+      expect(result.code).toBe(1);
+      expect(result.err).toContain('***');
+      expect(result.err).not.toContain('s3cr3t-pw');
+    });
+  },
+);
 
 describe('CLI with a missing source: exit 1 for import and copy alike, and the target is not created', () => {
   const pglite = pgliteHarness();
@@ -352,9 +420,21 @@ describe('CLI with a missing source: exit 1 for import and copy alike, and the t
     const targetPath = target.replace(/^(sqlite|pglite):/, '');
     const parent = scratch();
     const cases: Array<[string, string[], string]> = [
-      ['import', ['import', path.join(parent, 'missing-state.db'), '--to', target], path.join(parent, 'missing-state.db')],
-      ['copy sqlite', ['copy', '--from', `sqlite:${path.join(parent, 'nope.db')}`, '--to', target], path.join(parent, 'nope.db')],
-      ['copy pglite', ['copy', '--from', `pglite:${path.join(parent, 'nope')}`, '--to', target], path.join(parent, 'nope')],
+      [
+        'import',
+        ['import', path.join(parent, 'missing-state.db'), '--to', target],
+        path.join(parent, 'missing-state.db'),
+      ],
+      [
+        'copy sqlite',
+        ['copy', '--from', `sqlite:${path.join(parent, 'nope.db')}`, '--to', target],
+        path.join(parent, 'nope.db'),
+      ],
+      [
+        'copy pglite',
+        ['copy', '--from', `pglite:${path.join(parent, 'nope')}`, '--to', target],
+        path.join(parent, 'nope'),
+      ],
     ];
     for (const [name, argv, missing] of cases) {
       const result = await run(...argv);
@@ -372,7 +452,9 @@ function hermesFile(file: string): string {
   const db = new Database(file);
   db.exec(HERMES_V11_DDL);
   db.prepare("INSERT INTO sessions (id, source, started_at) VALUES ('h1', 'cli', 1700000000)").run();
-  db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('h1', 'user', 'docker compose up', 1700000001)").run();
+  db.prepare(
+    "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('h1', 'user', 'docker compose up', 1700000001)",
+  ).run();
   db.close();
   return file;
 }

@@ -11,7 +11,15 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { roundToMicros } from '../src/codecs/time.js';
-import { ImportError, type SessionStore, TransferRefusedError, copyStore, importHermesStateDb, openStore, verifyStores } from '../src/index.js';
+import {
+  ImportError,
+  type SessionStore,
+  TransferRefusedError,
+  copyStore,
+  importHermesStateDb,
+  openStore,
+  verifyStores,
+} from '../src/index.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
 import { sharedFixture } from './helpers/fixtures.js';
 import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
@@ -26,16 +34,47 @@ afterAll(async () => {
 
 /** Sessions and messages of every shape the API can write, with wall-clock (microsecond) times. */
 async function populate(store: SessionStore): Promise<void> {
-  await store.createSession('root', 'telegram', { model: 'gpt-5', modelConfig: { temperature: 0.2, zeta: [1, 'two', null], alpha: { b: true } }, systemPrompt: 'be brief', userId: 'u1' });
+  await store.createSession('root', 'telegram', {
+    model: 'gpt-5',
+    modelConfig: { temperature: 0.2, zeta: [1, 'two', null], alpha: { b: true } },
+    systemPrompt: 'be brief',
+    userId: 'u1',
+  });
   await store.setSessionTitle('root', 'Deploy notes');
   await store.appendMessage('root', 'user', 'how do I deploy the ingress controller?');
-  await store.appendMessage('root', 'assistant', [{ type: 'text', text: 'Use helm' }, { type: 'image_url', image_url: { url: 'data:x' } }], {
-    reasoning: 'think', reasoningContent: 'deeper', reasoningDetails: [{ type: 'summary', text: 'ok' }], finishReason: 'stop', tokenCount: 42,
-    codexReasoningItems: [{ id: 'r1' }], codexMessageItems: { z: 1, a: 2 },
+  await store.appendMessage(
+    'root',
+    'assistant',
+    [
+      { type: 'text', text: 'Use helm' },
+      { type: 'image_url', image_url: { url: 'data:x' } },
+    ],
+    {
+      reasoning: 'think',
+      reasoningContent: 'deeper',
+      reasoningDetails: [{ type: 'summary', text: 'ok' }],
+      finishReason: 'stop',
+      tokenCount: 42,
+      codexReasoningItems: [{ id: 'r1' }],
+      codexMessageItems: { z: 1, a: 2 },
+    },
+  );
+  await store.appendMessage('root', 'assistant', null, {
+    toolCalls: [{ id: 'call_1', function: { name: 'terminal', arguments: '{"cmd": "kubectl get pods"}' } }],
   });
-  await store.appendMessage('root', 'assistant', null, { toolCalls: [{ id: 'call_1', function: { name: 'terminal', arguments: '{"cmd": "kubectl get pods"}' } }] });
-  await store.appendMessage('root', 'tool', '{"output": "pod/web-1 Running"}', { toolCallId: 'call_1', toolName: 'terminal' });
-  await store.updateTokenCounts('root', { inputTokens: 1200, outputTokens: 345, cacheReadTokens: 7, estimatedCostUsd: 0.0123456789, actualCostUsd: 0.1 + 0.2, costStatus: 'final', billingProvider: 'openai' });
+  await store.appendMessage('root', 'tool', '{"output": "pod/web-1 Running"}', {
+    toolCallId: 'call_1',
+    toolName: 'terminal',
+  });
+  await store.updateTokenCounts('root', {
+    inputTokens: 1200,
+    outputTokens: 345,
+    cacheReadTokens: 7,
+    estimatedCostUsd: 0.0123456789,
+    actualCostUsd: 0.1 + 0.2,
+    costStatus: 'final',
+    billingProvider: 'openai',
+  });
   await store.endSession('root', 'compression');
   await store.createSession('child', 'telegram', { parentSessionId: 'root' });
   await store.setSessionTitle('child', 'Deploy notes #2');
@@ -48,15 +87,35 @@ async function populate(store: SessionStore): Promise<void> {
   await store.failHandoff('cron-1', 'slack is down');
   await store.setMeta('telegram_dm_topic_schema_version', '2');
   await store.setMeta('custom', 'value with "quotes"');
-  await store.enableTelegramTopicMode({ chatId: '1001', userId: '77', hasTopicsEnabled: true, allowsUsersToCreateTopics: false });
-  await store.bindTelegramTopic({ chatId: '1001', threadId: '5', userId: '77', sessionKey: 'agent:main:telegram:dm:1001:5', sessionId: 'child' });
+  await store.enableTelegramTopicMode({
+    chatId: '1001',
+    userId: '77',
+    hasTopicsEnabled: true,
+    allowsUsersToCreateTopics: false,
+  });
+  await store.bindTelegramTopic({
+    chatId: '1001',
+    threadId: '5',
+    userId: '77',
+    sessionKey: 'agent:main:telegram:dm:1001:5',
+    sessionId: 'child',
+  });
 }
 
 /** Everything the API returns for a store, with times at the microsecond Postgres keeps. */
 async function snapshotOf(store: SessionStore) {
   const micros = <T extends object>(row: T): T => {
     const out = { ...row } as Record<string, unknown>;
-    for (const k of ['startedAt', 'endedAt', 'timestamp', 'lastActive', 'linkedAt', 'updatedAt', 'activatedAt', 'capabilityCheckedAt']) {
+    for (const k of [
+      'startedAt',
+      'endedAt',
+      'timestamp',
+      'lastActive',
+      'linkedAt',
+      'updatedAt',
+      'activatedAt',
+      'capabilityCheckedAt',
+    ]) {
       if (typeof out[k] === 'number') out[k] = roundToMicros(out[k] as number);
     }
     return out as T;
@@ -68,8 +127,19 @@ async function snapshotOf(store: SessionStore) {
   return {
     sessions,
     meta: await store.bulkRead.meta(),
-    bindings: bindings.map((b) => ({ ...b, linked_at: roundToMicros(b.linked_at as number), updated_at: roundToMicros(b.updated_at as number) })),
-    modes: modes.map((m) => ({ chat: m.chat_id, user: m.user_id, enabled: Boolean(m.enabled), topics: Boolean(m.has_topics_enabled), create: Boolean(m.allows_users_to_create_topics), at: roundToMicros(m.activated_at as number) })),
+    bindings: bindings.map((b) => ({
+      ...b,
+      linked_at: roundToMicros(b.linked_at as number),
+      updated_at: roundToMicros(b.updated_at as number),
+    })),
+    modes: modes.map((m) => ({
+      chat: m.chat_id,
+      user: m.user_id,
+      enabled: Boolean(m.enabled),
+      topics: Boolean(m.has_topics_enabled),
+      create: Boolean(m.allows_users_to_create_topics),
+      at: roundToMicros(m.activated_at as number),
+    })),
     handoffs: await Promise.all(['root', 'child', 'cron-1'].map((id) => store.getHandoffState(id))),
     lineage: await store.getLineage('child'),
     // The same messages are found (compared as sets: order is the search tests' business).
@@ -109,7 +179,10 @@ for (const pg of pgHarnesses) {
         expect(after).toEqual(before);
         // Exact message ids and the structured content's shape survive both hops.
         const root = after.sessions.find((s) => s.id === 'root')!;
-        expect(root.messages[1]!.content).toEqual([{ type: 'text', text: 'Use helm' }, { type: 'image_url', image_url: { url: 'data:x' } }]);
+        expect(root.messages[1]!.content).toEqual([
+          { type: 'text', text: 'Use helm' },
+          { type: 'image_url', image_url: { url: 'data:x' } },
+        ]);
         expect(root.actualCostUsd).toBe(0.1 + 0.2);
         expect(root.title).toBe('Deploy notes');
 
@@ -151,8 +224,12 @@ for (const pg of pgHarnesses) {
       const file = path.join(dir, `nul-${pg.name}.db`);
       const db = new Database(file);
       db.exec(HERMES_V11_DDL);
-      db.prepare("INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('s', 'cli', 100, ?)").run('be\u0000have');
-      const insert = db.prepare("INSERT INTO messages (session_id, role, content, tool_calls, reasoning, timestamp) VALUES ('s', ?, ?, ?, ?, ?)");
+      db.prepare("INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('s', 'cli', 100, ?)").run(
+        'be\u0000have',
+      );
+      const insert = db.prepare(
+        "INSERT INTO messages (session_id, role, content, tool_calls, reasoning, timestamp) VALUES ('s', ?, ?, ?, ?, ?)",
+      );
       insert.run('user', 'before\u0000after', null, null, 101);
       insert.run('assistant', null, '[{"id": "c\\u0000d"}]', 'think\u0000\uFFFF', 102);
       insert.run('user', 'plain \\u0000 is six characters', null, null, 103);
@@ -192,7 +269,9 @@ for (const pg of pgHarnesses) {
         expect(await other.sessionCount()).toBe(0);
         // onNul: 'refuse' refuses any NUL, naming the rows.
         const refused = await importHermesStateDb(file, other, { onNul: 'refuse' }).catch((e: unknown) => e);
-        expect((refused as Error).message).toMatch(/NUL.*session s \(system_prompt\).*message 1 \(content\), message 2 \(tool_calls\)/);
+        expect((refused as Error).message).toMatch(
+          /NUL.*session s \(system_prompt\).*message 1 \(content\), message 2 \(tool_calls\)/,
+        );
         expect((refused as Error).message).not.toMatch(/message 3/);
         expect(await other.sessionCount()).toBe(0);
         // onNul: 'replace' stores U+FFFD instead, identifiers included.
@@ -233,7 +312,9 @@ for (const pg of pgHarnesses) {
       let err = '';
       const io = { out: (t: string) => (out += t), err: (t: string) => (err += t) };
       expect(await main(['copy', '--from', fromUrl, '--to', toUrl], io)).toBe(0);
-      expect(out).toMatch(/^Copied 3 sessions, 6 messages in [\d.]+ s \([\d,]+ msg\/s\) from .* into .*; verified \(\d+ search spot-checks?\)\.\n$/);
+      expect(out).toMatch(
+        /^Copied 3 sessions, 6 messages in [\d.]+ s \([\d,]+ msg\/s\) from .* into .*; verified \(\d+ search spot-checks?\)\.\n$/,
+      );
       expect(err).toMatch(/sessions: 3\nmessages: 6 \/ 6 \(100%/);
       out = '';
       expect(await main(['verify', '--from', fromUrl, '--to', toUrl], io)).toBe(0);

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 
 describe('npm run demo', () => {
   it('imports the Hermes-format file it writes into both embedded backends, verified, and finds the same messages', () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const sections = run.stdout.split(/\n(?=sqlite:|pglite:)/).slice(1);

@@ -25,14 +25,27 @@ const LONG_SESSION_MESSAGES = 2_345; // over two of the export's 1,000-message p
 /** Sessions that cover what the export encodes: every field, structured content, JSON, ties, paging. */
 async function populate(store: SessionStore, clock: TestClock): Promise<void> {
   clock.set(TestClock.START - 86_400);
-  await store.createSession('long', 'cli', { model: 'm', modelConfig: { temperature: 0.2, top_p: 1.0, stop: ['\n'] }, systemPrompt: 'You are "Hermes".' });
+  await store.createSession('long', 'cli', {
+    model: 'm',
+    modelConfig: { temperature: 0.2, top_p: 1.0, stop: ['\n'] },
+    systemPrompt: 'You are "Hermes".',
+  });
   for (let start = 0; start < LONG_SESSION_MESSAGES; start += 500) {
     const batch = Array.from({ length: Math.min(500, LONG_SESSION_MESSAGES - start) }, (_, k) => {
       const i = start + k;
       return {
         role: i % 3 === 0 ? 'user' : 'assistant',
-        content: i % 7 === 0 ? [{ type: 'text', text: `part ${i} ü` }, { type: 'image_url', image_url: { url: 'data:,x' } }] : `message ${i}: "quoted" \\ tab\t line\u2028sep 記憶 🚀 ${'x'.repeat(500)}`,
-        toolCalls: i % 5 === 0 ? [{ id: `c${i}`, type: 'function', function: { name: 'terminal', arguments: '{"cmd": "ls"}' } }] : null,
+        content:
+          i % 7 === 0
+            ? [
+                { type: 'text', text: `part ${i} ü` },
+                { type: 'image_url', image_url: { url: 'data:,x' } },
+              ]
+            : `message ${i}: "quoted" \\ tab\t line\u2028sep 記憶 🚀 ${'x'.repeat(500)}`,
+        toolCalls:
+          i % 5 === 0
+            ? [{ id: `c${i}`, type: 'function', function: { name: 'terminal', arguments: '{"cmd": "ls"}' } }]
+            : null,
         reasoningDetails: i % 11 === 0 ? [{ type: 'summary', score: 0.5, n: 3 }] : null,
         codexReasoningItems: i % 13 === 0 ? [{ id: `r${i}` }] : null,
         tokenCount: i % 4 === 0 ? i : null,
@@ -57,7 +70,10 @@ async function populate(store: SessionStore, clock: TestClock): Promise<void> {
 
 /** The in-memory path the CLI took before streaming: everything read at once, then JSON.stringify. */
 async function golden(store: SessionStore, options: { source?: string; sessionId?: string } = {}): Promise<string> {
-  const sessions = options.sessionId !== undefined ? [await store.exportSession(options.sessionId)].filter((s) => s !== null) : await store.exportAll({ source: options.source ?? null });
+  const sessions =
+    options.sessionId !== undefined
+      ? [await store.exportSession(options.sessionId)].filter((s) => s !== null)
+      : await store.exportAll({ source: options.source ?? null });
   return sessions.map((s) => `${JSON.stringify(hermesExport(s))}\n`).join('');
 }
 
@@ -87,14 +103,23 @@ for (const h of [sqliteFileHarness(), pgliteHarness(), await postgresHarness()] 
       try {
         await populate(store, clock);
         all = await golden(store);
-        expect(all.split('\n').slice(0, -1).map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['chat', 'tie-b', 'tie-a', 'long']);
+        expect(
+          all
+            .split('\n')
+            .slice(0, -1)
+            .map((l) => (JSON.parse(l) as { id: string }).id),
+        ).toEqual(['chat', 'tie-b', 'tie-a', 'long']);
         const whole = await streamed(store);
         expect(whole.text).toBe(all);
         expect(whole.pieces).toBeGreaterThan(1);
         expect(whole.counts).toEqual({ sessions: 4, messages: LONG_SESSION_MESSAGES + 1 });
         expect((await streamed(store, { source: 'telegram' })).text).toBe(await golden(store, { source: 'telegram' }));
         expect((await streamed(store, { sessionId: 'long' })).text).toBe(await golden(store, { sessionId: 'long' }));
-        expect(await streamed(store, { sessionId: 'nope' })).toEqual({ text: '', pieces: 0, counts: { sessions: 0, messages: 0 } });
+        expect(await streamed(store, { sessionId: 'nope' })).toEqual({
+          text: '',
+          pieces: 0,
+          counts: { sessions: 0, messages: 0 },
+        });
       } finally {
         await store.close();
       }
@@ -120,13 +145,23 @@ describe('export memory', () => {
     const source = path.join(dir, 'big-state.db');
     const hermes = new Database(source);
     hermes.exec(HERMES_V11_DDL);
-    const insertSession = hermes.prepare("INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, 'cli', ?, 100)");
-    const insertMessage = hermes.prepare("INSERT INTO messages (session_id, role, content, reasoning, timestamp) VALUES (?, 'assistant', ?, ?, ?)");
+    const insertSession = hermes.prepare(
+      "INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, 'cli', ?, 100)",
+    );
+    const insertMessage = hermes.prepare(
+      "INSERT INTO messages (session_id, role, content, reasoning, timestamp) VALUES (?, 'assistant', ?, ?, ?)",
+    );
     hermes.transaction(() => {
       for (let s = 0; s < 300; s++) {
         const id = `big_${String(s).padStart(3, '0')}`;
         insertSession.run(id, 1_800_000_000 + s);
-        for (let m = 0; m < 100; m++) insertMessage.run(id, `message ${s}.${m}`, String.fromCharCode(97 + ((s + m) % 26)).repeat(5_000), 1_800_000_000 + s + m / 1000);
+        for (let m = 0; m < 100; m++)
+          insertMessage.run(
+            id,
+            `message ${s}.${m}`,
+            String.fromCharCode(97 + ((s + m) % 26)).repeat(5_000),
+            1_800_000_000 + s + m / 1000,
+          );
       }
     })();
     hermes.close();
@@ -135,16 +170,27 @@ describe('export memory', () => {
     let expectedHash: string;
     try {
       await importHermesStateDb(source, store);
-      expectedHash = crypto.createHash('sha256').update(await golden(store)).digest('hex');
+      expectedHash = crypto
+        .createHash('sha256')
+        .update(await golden(store))
+        .digest('hex');
     } finally {
       await store.close();
     }
 
     const out = path.join(dir, 'big.jsonl');
     const script = fileURLToPath(new URL('../bench/export-rss.ts', import.meta.url));
-    const child = spawnSync(process.execPath, ['--max-old-space-size=64', '--import', 'tsx', script, `sqlite:${storeFile}`, out], { encoding: 'utf8' });
+    const child = spawnSync(
+      process.execPath,
+      ['--max-old-space-size=64', '--import', 'tsx', script, `sqlite:${storeFile}`, out],
+      { encoding: 'utf8' },
+    );
     expect(child.status, child.stderr.slice(-2_000)).toBe(0);
-    const figures = JSON.parse(child.stdout.trim().split('\n').pop()!) as { code: number; note: string; stallMs: number };
+    const figures = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+      code: number;
+      note: string;
+      stallMs: number;
+    };
     expect(figures).toMatchObject({ code: 0, note: 'exported 300 sessions' });
     expect(fs.statSync(out).size).toBeGreaterThan(150e6);
     expect(crypto.createHash('sha256').update(fs.readFileSync(out)).digest('hex')).toBe(expectedHash);

@@ -21,48 +21,60 @@ const harnesses: Harness[] = [sqliteFileHarness(), await postgresHarness()];
 
 for (const h of harnesses) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`import killed and resumed [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    afterAll(() => h.cleanup());
+  describe.skipIf(!available)(
+    `import killed and resumed [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      afterAll(() => h.cleanup());
 
-    it('ends with exactly the source rows after SIGKILLs at random moments', async () => {
-      const url = await h.freshUrl();
-      let killed = 0;
-      for (let round = 0; round < 4; round++) {
-        const child = spawnTs('./import-worker.ts', [source, url]);
-        const finished = waitForLine(child, (l) => l.startsWith('{')).then(() => true, () => false);
-        const delay = 300 + Math.random() * 1500;
-        const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), delay));
-        const done = await Promise.race([finished, timer]);
-        if (!done) {
-          child.kill('SIGKILL');
-          killed++;
+      it('ends with exactly the source rows after SIGKILLs at random moments', async () => {
+        const url = await h.freshUrl();
+        let killed = 0;
+        for (let round = 0; round < 4; round++) {
+          const child = spawnTs('./import-worker.ts', [source, url]);
+          const finished = waitForLine(child, (l) => l.startsWith('{')).then(
+            () => true,
+            () => false,
+          );
+          const delay = 300 + Math.random() * 1500;
+          const timer = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), delay));
+          const done = await Promise.race([finished, timer]);
+          if (!done) {
+            child.kill('SIGKILL');
+            killed++;
+          }
+          await new Promise((resolve) => child.once('exit', resolve).once('error', resolve));
+          if (done) break;
         }
-        await new Promise((resolve) => child.once('exit', resolve).once('error', resolve));
-        if (done) break;
-      }
-      // The last run, uninterrupted.
-      const final = spawnTs('./import-worker.ts', [source, url]);
-      expect(JSON.parse(await waitForLine(final, (l) => l.startsWith('{')))).toMatchObject({ done: true, messages: 20_000 });
+        // The last run, uninterrupted.
+        const final = spawnTs('./import-worker.ts', [source, url]);
+        expect(JSON.parse(await waitForLine(final, (l) => l.startsWith('{')))).toMatchObject({
+          done: true,
+          messages: 20_000,
+        });
 
-      const raw = new Database(source, { readonly: true });
-      const store = await openStore(url);
-      try {
-        expect(await store.messageCount()).toBe(20_000);
-        const sessions = raw.prepare('SELECT id, message_count FROM sessions').all() as Array<{ id: string; message_count: number }>;
-        expect(await store.sessionCount()).toBe(sessions.length);
-        for (const s of sessions.slice(0, 50)) {
-          expect((await store.getSession(s.id))!.messageCount).toBe(s.message_count);
-          expect(await store.messageCount({ sessionId: s.id })).toBe(s.message_count);
+        const raw = new Database(source, { readonly: true });
+        const store = await openStore(url);
+        try {
+          expect(await store.messageCount()).toBe(20_000);
+          const sessions = raw.prepare('SELECT id, message_count FROM sessions').all() as Array<{
+            id: string;
+            message_count: number;
+          }>;
+          expect(await store.sessionCount()).toBe(sessions.length);
+          for (const s of sessions.slice(0, 50)) {
+            expect((await store.getSession(s.id))!.messageCount).toBe(s.message_count);
+            expect(await store.messageCount({ sessionId: s.id })).toBe(s.message_count);
+          }
+          const maxId = raw.prepare('SELECT MAX(id) FROM messages').pluck().get() as number;
+          await store.createSession('after', 'cli');
+          expect(await store.appendMessage('after', 'user', 'x')).toBeGreaterThan(maxId);
+        } finally {
+          raw.close();
+          await store.close();
         }
-        const maxId = raw.prepare('SELECT MAX(id) FROM messages').pluck().get() as number;
-        await store.createSession('after', 'cli');
-        expect(await store.appendMessage('after', 'user', 'x')).toBeGreaterThan(maxId);
-      } finally {
-        raw.close();
-        await store.close();
-      }
-      // Say whether the kills landed mid-import (a fast machine may finish first).
-      console.info(`[${h.name}] import interrupted ${killed} time(s) before the final run`);
-    }, 180_000);
-  });
+        // Say whether the kills landed mid-import (a fast machine may finish first).
+        console.info(`[${h.name}] import interrupted ${killed} time(s) before the final run`);
+      }, 180_000);
+    },
+  );
 }

@@ -8,7 +8,14 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ImportError, importHermesStateDb } from '../src/index.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness, sqliteMemoryHarness } from './backends.js';
+import {
+  type Harness,
+  pgliteHarness,
+  postgresHarness,
+  reportAvailability,
+  sqliteFileHarness,
+  sqliteMemoryHarness,
+} from './backends.js';
 import { sha256, sharedFixture } from './helpers/fixtures.js';
 import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
 
@@ -25,7 +32,8 @@ const TIME_KEYS = new Set(['startedAt', 'endedAt', 'timestamp']);
  * a double near 1.8e9 resolves 2.4e-7, so rounding can land up to half a microsecond plus an ulp away). */
 function expectSameRow(actual: Raw, expected: Raw, label: string) {
   for (const [k, v] of Object.entries(expected)) {
-    if (TIME_KEYS.has(k) && typeof v === 'number') expect(Math.abs((actual[k] as number) - v), `${label}.${k}`).toBeLessThanOrEqual(1e-6);
+    if (TIME_KEYS.has(k) && typeof v === 'number')
+      expect(Math.abs((actual[k] as number) - v), `${label}.${k}`).toBeLessThanOrEqual(1e-6);
     else expect(actual[k], `${label}.${k}`).toEqual(v);
   }
 }
@@ -33,7 +41,8 @@ function expectSameRow(actual: Raw, expected: Raw, label: string) {
 function expected(row: Raw, jsonKeys: string[], content = false): Raw {
   const out: Raw = {};
   for (const [k, v] of Object.entries(row)) out[camel(k)] = jsonKeys.includes(k) ? parse(v) : v;
-  if (content && typeof row.content === 'string' && row.content.startsWith('\u0000json:')) out.content = JSON.parse(row.content.slice(6));
+  if (content && typeof row.content === 'string' && row.content.startsWith('\u0000json:'))
+    out.content = JSON.parse(row.content.slice(6));
   return out;
 }
 
@@ -110,66 +119,88 @@ for (const h of harnesses) {
   describe.skipIf(!available)(`import [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
     afterAll(() => h.cleanup());
 
-    it.skipIf(fixture.missing !== undefined)(`imports the Python fixture exactly, and a second run adds nothing${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
-      const before = sha256(fixture.path!);
-      const store = await h.open();
-      try {
-        const report = await importHermesStateDb(fixture.path!, store);
-        expect(report).toMatchObject({ sessions: 60, messages: 305, schemaVersion: 11, unknownColumns: [] });
-        // The fixture's trigram index trips quick_check on this SQLite (Hermes #86027); it is derived data.
-        expect(report.ftsDamageIgnored.every((m) => /FTS5|messages_fts/.test(m))).toBe(true);
-        const raw = new Database(fixture.path!, { readonly: true });
+    it.skipIf(fixture.missing !== undefined)(
+      `imports the Python fixture exactly, and a second run adds nothing${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`,
+      async () => {
+        const before = sha256(fixture.path!);
+        const store = await h.open();
         try {
-          for (const s of raw.prepare('SELECT * FROM sessions').all() as Raw[]) {
-            expectSameRow((await store.getSession(String(s.id))) as unknown as Raw, expected(s, ['model_config']), String(s.id));
-            const msgs = raw.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id').all(s.id) as Raw[];
-            const mine = await store.getMessages(String(s.id));
-            expect(mine.map((m) => m.id)).toEqual(msgs.map((m) => m.id));
-            msgs.forEach((m, i) =>
-              expectSameRow(mine[i] as unknown as Raw, expected(m, ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'], true), `message ${String(m.id)}`),
-            );
+          const report = await importHermesStateDb(fixture.path!, store);
+          expect(report).toMatchObject({ sessions: 60, messages: 305, schemaVersion: 11, unknownColumns: [] });
+          // The fixture's trigram index trips quick_check on this SQLite (Hermes #86027); it is derived data.
+          expect(report.ftsDamageIgnored.every((m) => /FTS5|messages_fts/.test(m))).toBe(true);
+          const raw = new Database(fixture.path!, { readonly: true });
+          try {
+            for (const s of raw.prepare('SELECT * FROM sessions').all() as Raw[]) {
+              expectSameRow(
+                (await store.getSession(String(s.id))) as unknown as Raw,
+                expected(s, ['model_config']),
+                String(s.id),
+              );
+              const msgs = raw.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id').all(s.id) as Raw[];
+              const mine = await store.getMessages(String(s.id));
+              expect(mine.map((m) => m.id)).toEqual(msgs.map((m) => m.id));
+              msgs.forEach((m, i) =>
+                expectSameRow(
+                  mine[i] as unknown as Raw,
+                  expected(
+                    m,
+                    ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'],
+                    true,
+                  ),
+                  `message ${String(m.id)}`,
+                ),
+              );
+            }
+            const bindings = raw.prepare('SELECT * FROM telegram_dm_topic_bindings').all() as Raw[];
+            for (const b of bindings) {
+              expect(
+                (await store.getTelegramTopicBinding({ chatId: String(b.chat_id), threadId: String(b.thread_id) }))
+                  ?.sessionId,
+              ).toBe(b.session_id);
+            }
+            expect(await store.getMeta('telegram_dm_topic_schema_version')).toBe('2');
+            const maxId = raw.prepare('SELECT MAX(id) FROM messages').pluck().get() as number;
+            // Imported rows are searchable, and new messages get fresh ids past the imported ones.
+            expect((await store.searchMessages('kubectl', { limit: -1 })).length).toBeGreaterThan(0);
+            await store.createSession('after-import', 'cli');
+            expect(await store.appendMessage('after-import', 'user', 'new')).toBeGreaterThan(maxId);
+          } finally {
+            raw.close();
           }
-          const bindings = raw.prepare('SELECT * FROM telegram_dm_topic_bindings').all() as Raw[];
-          for (const b of bindings) {
-            expect((await store.getTelegramTopicBinding({ chatId: String(b.chat_id), threadId: String(b.thread_id) }))?.sessionId).toBe(b.session_id);
-          }
-          expect(await store.getMeta('telegram_dm_topic_schema_version')).toBe('2');
-          const maxId = raw.prepare('SELECT MAX(id) FROM messages').pluck().get() as number;
-          // Imported rows are searchable, and new messages get fresh ids past the imported ones.
-          expect((await store.searchMessages('kubectl', { limit: -1 })).length).toBeGreaterThan(0);
-          await store.createSession('after-import', 'cli');
-          expect(await store.appendMessage('after-import', 'user', 'new')).toBeGreaterThan(maxId);
+          const again = await importHermesStateDb(fixture.path!, store);
+          expect(again.messages).toBe(305);
+          expect(await store.sessionCount()).toBe(61);
+          expect(await store.messageCount()).toBe(306);
         } finally {
-          raw.close();
+          await store.close();
         }
-        const again = await importHermesStateDb(fixture.path!, store);
-        expect(again.messages).toBe(305);
-        expect(await store.sessionCount()).toBe(61);
-        expect(await store.messageCount()).toBe(306);
-      } finally {
-        await store.close();
-      }
-      expect(sha256(fixture.path!)).toBe(before);
-    }, 120_000);
+        expect(sha256(fixture.path!)).toBe(before);
+      },
+      120_000,
+    );
 
-    it.skipIf(fixture.missing !== undefined)(`refuses a store holding different rows under the file's ids, unless told to keep them${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, async () => {
-      const store = await h.open();
-      try {
-        await store.createSession('20260604_000000_1da3a1', 'telegram');
-        await store.createSession('mine', 'cli');
-        await store.appendMessage('mine', 'user', 'my own message 1');
-        const error = await importHermesStateDb(fixture.path!, store).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(ImportError);
-        expect((error as Error).message).toMatch(/session 20260604_000000_1da3a1.*message 1/s);
-        expect(await store.sessionCount()).toBe(2);
-        const kept = await importHermesStateDb(fixture.path!, store, { onConflict: 'keep-target' });
-        expect(kept.sessions).toBe(60);
-        expect((await store.getSession('20260604_000000_1da3a1'))!.source).toBe('telegram');
-        expect((await store.getMessages('mine')).map((m) => m.content)).toEqual(['my own message 1']);
-      } finally {
-        await store.close();
-      }
-    });
+    it.skipIf(fixture.missing !== undefined)(
+      `refuses a store holding different rows under the file's ids, unless told to keep them${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`,
+      async () => {
+        const store = await h.open();
+        try {
+          await store.createSession('20260604_000000_1da3a1', 'telegram');
+          await store.createSession('mine', 'cli');
+          await store.appendMessage('mine', 'user', 'my own message 1');
+          const error = await importHermesStateDb(fixture.path!, store).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(ImportError);
+          expect((error as Error).message).toMatch(/session 20260604_000000_1da3a1.*message 1/s);
+          expect(await store.sessionCount()).toBe(2);
+          const kept = await importHermesStateDb(fixture.path!, store, { onConflict: 'keep-target' });
+          expect(kept.sessions).toBe(60);
+          expect((await store.getSession('20260604_000000_1da3a1'))!.source).toBe('telegram');
+          expect((await store.getMessages('mine')).map((m) => m.content)).toEqual(['my own message 1']);
+        } finally {
+          await store.close();
+        }
+      },
+    );
 
     it('imports a v6-era file and a v11-early file with three-column FTS, verified, and searchable afterwards', async () => {
       const v6 = buildFile(`v6-${h.name}.db`, V6_DDL, LAYOUT_ROWS);
@@ -178,16 +209,36 @@ for (const h of harnesses) {
         const store = await h.open();
         try {
           const report = await importHermesStateDb(file, store, { verify: true });
-          expect(report).toMatchObject({ sessions: 2, messages: 3, unknownColumns: [], unknownTables: [], orphanSessions: [] });
+          expect(report).toMatchObject({
+            sessions: 2,
+            messages: 3,
+            unknownColumns: [],
+            unknownTables: [],
+            orphanSessions: [],
+          });
           expect(report.verification?.problems).toEqual([]);
           expect(report.verification?.spotChecks.length).toBeGreaterThan(0);
           const s = (await store.getSession('old-1'))!;
-          expect(s).toMatchObject({ model: 'claude', modelConfig: { max_tokens: 4096 }, title: 'Layout test', inputTokens: 321, apiCallCount: 0, handoffState: null });
+          expect(s).toMatchObject({
+            model: 'claude',
+            modelConfig: { max_tokens: 4096 },
+            title: 'Layout test',
+            inputTokens: 321,
+            apiCallCount: 0,
+            handoffState: null,
+          });
           expect(s.startedAt).toBeCloseTo(1774000000.123456, 6);
           expect((await store.getSession('old-2'))!.parentSessionId).toBe('old-1');
           const msgs = await store.getMessages('old-1');
-          expect(msgs[1]).toMatchObject({ toolCalls: [{ id: 't1', function: { name: 'terminal', arguments: '{}' } }], reasoning: 'plan', reasoningContent: null, codexMessageItems: null });
-          expect((await store.searchMessages('certificates', { limit: -1, sort: 'oldest' })).map((m) => m.sessionId)).toEqual(['old-1', 'old-2']);
+          expect(msgs[1]).toMatchObject({
+            toolCalls: [{ id: 't1', function: { name: 'terminal', arguments: '{}' } }],
+            reasoning: 'plan',
+            reasoningContent: null,
+            codexMessageItems: null,
+          });
+          expect(
+            (await store.searchMessages('certificates', { limit: -1, sort: 'oldest' })).map((m) => m.sessionId),
+          ).toEqual(['old-1', 'old-2']);
           expect(await store.getLineage('old-2')).toEqual(['old-1', 'old-2']);
         } finally {
           await store.close();
@@ -196,19 +247,29 @@ for (const h of harnesses) {
     });
 
     it('imports a v25-era file: prompts kept by hash are resolved, extra tables and columns reported, orphaned messages kept', async () => {
-      const ddl = HERMES_V11_DDL.replace('codex_message_items TEXT\n', 'codex_message_items TEXT,\n    active INTEGER NOT NULL DEFAULT 1,\n    platform_message_id TEXT\n')
-        .replace(/(CREATE TABLE IF NOT EXISTS sessions \([\s\S]*?handoff_error TEXT)/, '$1,\n    archived INTEGER DEFAULT 0,\n    system_prompt_hash TEXT');
+      const ddl = HERMES_V11_DDL.replace(
+        'codex_message_items TEXT\n',
+        'codex_message_items TEXT,\n    active INTEGER NOT NULL DEFAULT 1,\n    platform_message_id TEXT\n',
+      ).replace(
+        /(CREATE TABLE IF NOT EXISTS sessions \([\s\S]*?handoff_error TEXT)/,
+        '$1,\n    archived INTEGER DEFAULT 0,\n    system_prompt_hash TEXT',
+      );
       expect(ddl).toMatch(/system_prompt_hash/);
-      const file = buildFile(`v25-${h.name}.db`, ddl + `
+      const file = buildFile(
+        `v25-${h.name}.db`,
+        ddl +
+          `
         CREATE TABLE system_prompts (hash TEXT PRIMARY KEY, prompt TEXT NOT NULL);
         CREATE TABLE compression_locks (session_id TEXT PRIMARY KEY, holder TEXT NOT NULL, acquired_at REAL NOT NULL, expires_at REAL NOT NULL);
-        INSERT INTO schema_version (version) VALUES (25);`, `
+        INSERT INTO schema_version (version) VALUES (25);`,
+        `
         INSERT INTO system_prompts VALUES ('h1', 'You are Hermes.');
         INSERT INTO sessions (id, source, started_at, system_prompt_hash, archived) VALUES ('new-1', 'discord', 1790000000.5, 'h1', 1);
         INSERT INTO sessions (id, source, started_at, system_prompt) VALUES ('new-2', 'cli', 1790000001, 'inline prompt');
         INSERT INTO messages (session_id, role, content, timestamp, active, platform_message_id) VALUES ('new-1', 'user', 'rewound question', 1790000002, 0, 'p-1');
         INSERT INTO messages (session_id, role, content, timestamp) VALUES ('ghost', 'user', 'a message whose session row is gone', 1790000003.75);
-        INSERT INTO compression_locks VALUES ('new-1', 'gw', 1, 2);`);
+        INSERT INTO compression_locks VALUES ('new-1', 'gw', 1, 2);`,
+      );
       const store = await h.open();
       try {
         const report = await importHermesStateDb(file, store, { verify: true });
@@ -230,13 +291,23 @@ for (const h of harnesses) {
       }
     });
 
-    it('imports an older layout (no handoff or codex columns) and reports a newer one\'s extra columns', async () => {
+    it("imports an older layout (no handoff or codex columns) and reports a newer one's extra columns", async () => {
       const older = hermesFile(`older-${h.name}.db`, (ddl) =>
-        ddl.replace(/\s+handoff_(state|platform|error) TEXT,?/g, '').replace(',\n    FOREIGN KEY (parent_session_id)', ',\n    FOREIGN KEY (parent_session_id)')
-          .replace(/,\s+codex_message_items TEXT/, '').replace(/\s+api_call_count INTEGER DEFAULT 0,/, ''),
+        ddl
+          .replace(/\s+handoff_(state|platform|error) TEXT,?/g, '')
+          .replace(',\n    FOREIGN KEY (parent_session_id)', ',\n    FOREIGN KEY (parent_session_id)')
+          .replace(/,\s+codex_message_items TEXT/, '')
+          .replace(/\s+api_call_count INTEGER DEFAULT 0,/, ''),
       );
-      const newer = hermesFile(`newer-${h.name}.db`, (ddl) => ddl.replace('codex_message_items TEXT\n', 'codex_message_items TEXT,\n    active INTEGER NOT NULL DEFAULT 1\n'),
-        "INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('c', 'user', 'rewound', 202, 0);");
+      const newer = hermesFile(
+        `newer-${h.name}.db`,
+        (ddl) =>
+          ddl.replace(
+            'codex_message_items TEXT\n',
+            'codex_message_items TEXT,\n    active INTEGER NOT NULL DEFAULT 1\n',
+          ),
+        "INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('c', 'user', 'rewound', 202, 0);",
+      );
       const store = await h.open();
       try {
         const a = await importHermesStateDb(older, store);
@@ -291,7 +362,9 @@ describe('import from a file Hermes holds open', () => {
     try {
       hermes.pragma('journal_mode = WAL');
       hermes.pragma('wal_autocheckpoint = 0');
-      hermes.exec("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('c', 'assistant', 'only in the wal', 202.5)");
+      hermes.exec(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('c', 'assistant', 'only in the wal', 202.5)",
+      );
       const before = [sha256(file), sha256(`${file}-wal`)];
       const store = await sqliteMemoryHarness().open();
       try {
@@ -308,33 +381,39 @@ describe('import from a file Hermes holds open', () => {
   });
 });
 
-describe.skipIf(fixture.missing !== undefined)(`verify after import${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`, () => {
-  const pg = pgliteHarness();
-  afterAll(() => pg.cleanup());
+describe.skipIf(fixture.missing !== undefined)(
+  `verify after import${fixture.missing ? ` (skipped: ${fixture.missing})` : ''}`,
+  () => {
+    const pg = pgliteHarness();
+    afterAll(() => pg.cleanup());
 
-  it('agrees between the Hermes file and the store it was imported into, and catches a difference', async () => {
-    const { verifyStores, openStore } = await import('../src/index.js');
-    const { main } = await import('../src/cli/main.js');
-    const url = await pg.freshUrl();
-    const target = await openStore(url);
-    await importHermesStateDb(fixture.path!, target);
-    const source = await openStore(`sqlite:${fixture.path!}`, { readonly: true, migrate: false });
-    try {
-      const report = await verifyStores(source, target);
-      expect(report.problems).toEqual([]);
-      expect(report).toMatchObject({ ok: true, sessions: { from: 60, to: 60 }, messages: { from: 305, to: 305 } });
-      expect(report.spotChecks.length).toBeGreaterThan(0);
-      await target.appendMessage('20260604_000000_1da3a1', 'user', 'an extra message');
-      const after = await verifyStores(source, target);
-      expect(after.ok).toBe(false);
-      expect(after.problems.join('\n')).toMatch(/20260604_000000_1da3a1: 4 messages, 5 in the target/);
-    } finally {
-      await source.close();
-      await target.close();
-    }
-    let out = '';
-    const code = await main(['verify', '--from', `sqlite:${fixture.path!}`, '--to', url], { out: (t) => (out += t), err: () => {} });
-    expect(code).toBe(1);
-    expect(out).toMatch(/verification failed/);
-  });
-});
+    it('agrees between the Hermes file and the store it was imported into, and catches a difference', async () => {
+      const { verifyStores, openStore } = await import('../src/index.js');
+      const { main } = await import('../src/cli/main.js');
+      const url = await pg.freshUrl();
+      const target = await openStore(url);
+      await importHermesStateDb(fixture.path!, target);
+      const source = await openStore(`sqlite:${fixture.path!}`, { readonly: true, migrate: false });
+      try {
+        const report = await verifyStores(source, target);
+        expect(report.problems).toEqual([]);
+        expect(report).toMatchObject({ ok: true, sessions: { from: 60, to: 60 }, messages: { from: 305, to: 305 } });
+        expect(report.spotChecks.length).toBeGreaterThan(0);
+        await target.appendMessage('20260604_000000_1da3a1', 'user', 'an extra message');
+        const after = await verifyStores(source, target);
+        expect(after.ok).toBe(false);
+        expect(after.problems.join('\n')).toMatch(/20260604_000000_1da3a1: 4 messages, 5 in the target/);
+      } finally {
+        await source.close();
+        await target.close();
+      }
+      let out = '';
+      const code = await main(['verify', '--from', `sqlite:${fixture.path!}`, '--to', url], {
+        out: (t) => (out += t),
+        err: () => {},
+      });
+      expect(code).toBe(1);
+      expect(out).toMatch(/verification failed/);
+    });
+  },
+);

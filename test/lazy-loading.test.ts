@@ -11,9 +11,13 @@ it('loads @electric-sql/pglite only when a PGlite store is opened', async () => 
   const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
   const child = spawnTs('./module-load-probe.ts', [entry]);
   try {
-    const afterSqlite = JSON.parse(await waitForLine(child, (line) => line.includes('"step":"sqlite"'))) as { pglite: string[] };
+    const afterSqlite = JSON.parse(await waitForLine(child, (line) => line.includes('"step":"sqlite"'))) as {
+      pglite: string[];
+    };
     expect(afterSqlite.pglite).toEqual([]);
-    const afterPglite = JSON.parse(await waitForLine(child, (line) => line.includes('"step":"pglite"'))) as { pglite: string[] };
+    const afterPglite = JSON.parse(await waitForLine(child, (line) => line.includes('"step":"pglite"'))) as {
+      pglite: string[];
+    };
     // The probe sees the package when it is used: an empty list above is not a blind hook.
     expect(afterPglite.pglite.some((url) => url.includes('@electric-sql/pglite'))).toBe(true);
   } finally {

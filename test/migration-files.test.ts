@@ -23,7 +23,10 @@ describe.each(['sqlite', 'pg'] as const)('shipped migrations [%s]', (dialect) =>
   });
 
   it('has a file for every journal entry and no stray SQL files', () => {
-    const files = fs.readdirSync(folder).filter((f) => f.endsWith('.sql')).sort();
+    const files = fs
+      .readdirSync(folder)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     expect(files).toEqual(journal.entries.map((e) => `${e.tag}.sql`).sort());
   });
 
@@ -55,7 +58,9 @@ describe('superseded hashes', () => {
   });
 
   it('are never a hash a shipped migration has now', () => {
-    const current = new Set([...readMigrations(shippedFolder('sqlite')), ...readMigrations(shippedFolder('pg'))].map((m) => m.hash));
+    const current = new Set(
+      [...readMigrations(shippedFolder('sqlite')), ...readMigrations(shippedFolder('pg'))].map((m) => m.hash),
+    );
     for (const [hash, tag] of SUPERSEDED_HASHES) expect(current.has(hash), tag).toBe(false);
   });
 });

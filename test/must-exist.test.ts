@@ -20,7 +20,10 @@ const scratch = () => {
   return d;
 };
 
-async function refusal(url: string, options: Parameters<typeof openStore>[1] = { mustExist: true }): Promise<StoreNotFoundError> {
+async function refusal(
+  url: string,
+  options: Parameters<typeof openStore>[1] = { mustExist: true },
+): Promise<StoreNotFoundError> {
   const error = await openStore(url, options).then(
     async (store) => {
       await store.close();
@@ -70,7 +73,9 @@ describe('mustExist on SQLite', () => {
   });
 
   it('is validated like every option', async () => {
-    await expect(openStore(':memory:', { mustExist: 'yes' as never })).rejects.toMatchObject({ field: 'options.mustExist' });
+    await expect(openStore(':memory:', { mustExist: 'yes' as never })).rejects.toMatchObject({
+      field: 'options.mustExist',
+    });
   });
 });
 

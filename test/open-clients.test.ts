@@ -12,7 +12,13 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectionError, type SessionStore, ValidationError, openStore, postgresSessionSettings } from '../src/index.js';
+import {
+  ConnectionError,
+  type SessionStore,
+  ValidationError,
+  openStore,
+  postgresSessionSettings,
+} from '../src/index.js';
 import { sql } from 'drizzle-orm';
 import type { PgBackend } from '../src/db/pg/backend.js';
 import { rowsOf } from '../src/db/pg/open.js';
@@ -140,7 +146,9 @@ describe('a PGlite instance', () => {
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as Error).message).toContain('extensions: { pg_trgm }');
     // Nothing was created in the app's database.
-    expect((await pg.query(`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'sessions'`)).rows).toEqual([{ n: 0 }]);
+    expect((await pg.query(`SELECT count(*)::int AS n FROM pg_class WHERE relname = 'sessions'`)).rows).toEqual([
+      { n: 0 },
+    ]);
     await pg.close();
   });
 });
@@ -158,21 +166,36 @@ describe('targets and options', () => {
   });
 
   it('validates ssl and statementTimeoutMs', async () => {
-    await expect(openStore('postgres://h/db', { ssl: 'sometimes' as never })).rejects.toMatchObject({ field: 'options.ssl' });
+    await expect(openStore('postgres://h/db', { ssl: 'sometimes' as never })).rejects.toMatchObject({
+      field: 'options.ssl',
+    });
     await expect(openStore('postgres://h/db', { ssl: 42 as never })).rejects.toMatchObject({ field: 'options.ssl' });
-    await expect(openStore('postgres://h/db', { statementTimeoutMs: -1 })).rejects.toMatchObject({ field: 'options.statementTimeoutMs' });
-    await expect(openStore('postgres://h/db', { statementTimeoutMs: 1.5 })).rejects.toMatchObject({ field: 'options.statementTimeoutMs' });
+    await expect(openStore('postgres://h/db', { statementTimeoutMs: -1 })).rejects.toMatchObject({
+      field: 'options.statementTimeoutMs',
+    });
+    await expect(openStore('postgres://h/db', { statementTimeoutMs: 1.5 })).rejects.toMatchObject({
+      field: 'options.statementTimeoutMs',
+    });
   });
 
   it('refuses ssl and statementTimeoutMs where they cannot apply, saying why', async () => {
     await expect(openStore(':memory:', { ssl: 'require' })).rejects.toThrow(/postgres:\/\/ URLs only, not to sqlite/);
-    await expect(openStore('pglite:memory', { statementTimeoutMs: 1000 })).rejects.toThrow(/postgres:\/\/ URLs only, not to pglite/);
+    await expect(openStore('pglite:memory', { statementTimeoutMs: 1000 })).rejects.toThrow(
+      /postgres:\/\/ URLs only, not to pglite/,
+    );
     const db = new Database(':memory:');
-    await expect(openStore(db, { statementTimeoutMs: 1000 })).rejects.toMatchObject({ field: 'options.statementTimeoutMs' });
+    await expect(openStore(db, { statementTimeoutMs: 1000 })).rejects.toMatchObject({
+      field: 'options.statementTimeoutMs',
+    });
     db.close();
     // Refused before anything is sent: the client is never connected.
     const client = postgres('postgres://nobody@127.0.0.1:1/none', { connect_timeout: 1 });
-    for (const [name, value] of [['ssl', true], ['statementTimeoutMs', 5], ['poolSize', 3], ['connectTimeoutSeconds', 2]] as const) {
+    for (const [name, value] of [
+      ['ssl', true],
+      ['statementTimeoutMs', 5],
+      ['poolSize', 3],
+      ['connectTimeoutSeconds', 2],
+    ] as const) {
       const error = await openStore(client, { [name]: value }).catch((e: unknown) => e);
       expect(error).toMatchObject({ constructor: ValidationError, field: `options.${name}` });
       expect((error as Error).message).toContain('configured by the app');
@@ -218,10 +241,14 @@ describe('a postgres.js client (real Postgres)', () => {
     try {
       const store = await openStore(client);
       const pg = store.backend as PgBackend;
-      const isolation = await pg.transaction(async (tx) => rowsOf<{ level: string }>(await tx.execute(sql`SELECT current_setting('transaction_isolation') AS level`)));
+      const isolation = await pg.transaction(async (tx) =>
+        rowsOf<{ level: string }>(await tx.execute(sql`SELECT current_setting('transaction_isolation') AS level`)),
+      );
       expect(isolation).toEqual([{ level: 'read committed' }]);
       // The client's own default is untouched outside our transactions.
-      expect(await client`SELECT current_setting('transaction_isolation') AS level`).toEqual([{ level: 'serializable' }]);
+      expect(await client`SELECT current_setting('transaction_isolation') AS level`).toEqual([
+        { level: 'serializable' },
+      ]);
       await store.createSession('s-1', 'cli');
       await Promise.all(Array.from({ length: 10 }, (_, i) => store.appendMessage('s-1', 'user', `message ${i}`)));
       expect((await store.getSession('s-1'))?.messageCount).toBe(10);
@@ -255,7 +282,9 @@ describe('a postgres.js client (real Postgres)', () => {
         })();
         await Promise.all([tx.execute(sql`SELECT pg_sleep(60)`), terminate]);
       });
-      await expect(lost).rejects.toMatchObject({ code: expect.stringMatching(/^(57P01|CONNECTION_CLOSED|ECONNRESET)$/) });
+      await expect(lost).rejects.toMatchObject({
+        code: expect.stringMatching(/^(57P01|CONNECTION_CLOSED|ECONNRESET)$/),
+      });
       // The store goes on over the same client (postgres.js reconnects the closed connection by itself).
       for (let i = 0; i < 4; i++) await store.appendMessage('s-1', 'user', `after the loss ${i}`);
       expect((await store.getSession('s-1'))?.messageCount).toBe(4);
@@ -270,7 +299,11 @@ describe('a postgres.js client (real Postgres)', () => {
   it('refuses a client whose DateStyle differs, naming it and the fix, and leaves the client untouched', async (ctx) => {
     if (!available) ctx.skip('no Postgres server (see the warning above)');
     const url = await harness.freshUrl();
-    const client = postgres(url, { max: 1, onnotice: () => {}, connection: { DateStyle: 'SQL, DMY', extra_float_digits: -3 } });
+    const client = postgres(url, {
+      max: 1,
+      onnotice: () => {},
+      connection: { DateStyle: 'SQL, DMY', extra_float_digits: -3 },
+    });
     try {
       const error = await openStore(client).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
@@ -290,7 +323,11 @@ describe('a postgres.js client (real Postgres)', () => {
 
   it('refuses a client with a column transform (our rows would be renamed)', async (ctx) => {
     if (!available) ctx.skip('no Postgres server (see the warning above)');
-    const client = postgres(await harness.freshUrl(), { max: 1, transform: postgres.camel, connection: postgresSessionSettings });
+    const client = postgres(await harness.freshUrl(), {
+      max: 1,
+      transform: postgres.camel,
+      connection: postgresSessionSettings,
+    });
     try {
       await expect(openStore(client)).rejects.toMatchObject({ constructor: ValidationError, field: 'target' });
     } finally {

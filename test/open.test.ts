@@ -1,6 +1,13 @@
 /** openStore's URL handling, option validation and connection errors (no backend-specific setup). */
 import { describe, expect, it } from 'vitest';
-import { ConnectionError, InvalidUrlError, ValidationError, openStore, parseStoreUrl, redactUrl } from '../src/index.js';
+import {
+  ConnectionError,
+  InvalidUrlError,
+  ValidationError,
+  openStore,
+  parseStoreUrl,
+  redactUrl,
+} from '../src/index.js';
 
 describe('store URLs', () => {
   it.each([
@@ -19,9 +26,12 @@ describe('store URLs', () => {
     expect(parseStoreUrl(url)).toEqual(expected);
   });
 
-  it.each(['', '   ', 'sqlite:', 'pglite:', 'mysql://h/db', 'postgres://', 'a\0b'])('rejects %j with InvalidUrlError', (url) => {
-    expect(() => parseStoreUrl(url)).toThrow(InvalidUrlError);
-  });
+  it.each(['', '   ', 'sqlite:', 'pglite:', 'mysql://h/db', 'postgres://', 'a\0b'])(
+    'rejects %j with InvalidUrlError',
+    (url) => {
+      expect(() => parseStoreUrl(url)).toThrow(InvalidUrlError);
+    },
+  );
 
   it('redacts passwords and nothing else', () => {
     expect(redactUrl('postgres://alice:s3cr3t@db.example:5432/app')).toBe('postgres://alice:***@db.example:5432/app');
@@ -65,9 +75,9 @@ describe('openStore', () => {
 
   it('gives up on a multi-host URL whose every host refuses (postgres.js alone retries forever)', async () => {
     const started = Date.now();
-    const error = await openStore('postgres://alice:s3cr3t@127.0.0.1:1,127.0.0.1:2/app', { connectTimeoutSeconds: 1 }).catch(
-      (e: unknown) => e,
-    );
+    const error = await openStore('postgres://alice:s3cr3t@127.0.0.1:1,127.0.0.1:2/app', {
+      connectTimeoutSeconds: 1,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as Error).message).not.toContain('s3cr3t');
     expect(Date.now() - started).toBeLessThan(10_000);

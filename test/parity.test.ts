@@ -14,13 +14,15 @@ const ONLY_IN = {
   pg: {
     tables: {
       message_search_stats: "BM25's corpus totals (rows, words); FTS5 keeps them in messages_fts_data",
-      message_search_terms: "each word's messages, positions and their lengths (postings); FTS5 keeps them in messages_fts_data",
+      message_search_terms:
+        "each word's messages, positions and their lengths (postings); FTS5 keeps them in messages_fts_data",
     } as Record<string, string>,
     columns: {
       'messages.content_json': 'structured content as jsonb (Postgres text cannot hold the NUL of "\\x00json:")',
       'messages.search_vector': 'generated tsvector; SQLite keeps its word index in the FTS5 table messages_fts',
-      'messages.search_length': "generated word count for BM25; FTS5 keeps it in messages_fts_docsize",
-      'messages.search_cjk': 'generated CJK characters and pairs for the short-CJK path (SQLite scans with LIKE, as Hermes does)',
+      'messages.search_length': 'generated word count for BM25; FTS5 keeps it in messages_fts_docsize',
+      'messages.search_cjk':
+        'generated CJK characters and pairs for the short-CJK path (SQLite scans with LIKE, as Hermes does)',
     },
     indexes: {
       idx_messages_search_vector: 'GIN over the tsvector (SQLite: messages_fts)',
@@ -55,13 +57,23 @@ describe('dialect parity', () => {
 
   it('has the same columns in every shared table', () => {
     const shared = (info: SchemaInfo) =>
-      columns(info).filter((c) => !(c.split('.')[0]! in ONLY_IN.sqlite.tables) && !(c.split('.')[0]! in ONLY_IN.pg.tables));
+      columns(info).filter(
+        (c) => !(c.split('.')[0]! in ONLY_IN.sqlite.tables) && !(c.split('.')[0]! in ONLY_IN.pg.tables),
+      );
     expect(without(shared(sqlite), ONLY_IN.sqlite.columns)).toEqual(without(shared(pg), ONLY_IN.pg.columns));
   });
 
   it('has the same named indexes', () => {
-    expect(without(sqlite.indexes.map((i) => i.name), ONLY_IN.sqlite.indexes)).toEqual(
-      without(pg.indexes.map((i) => i.name), ONLY_IN.pg.indexes),
+    expect(
+      without(
+        sqlite.indexes.map((i) => i.name),
+        ONLY_IN.sqlite.indexes,
+      ),
+    ).toEqual(
+      without(
+        pg.indexes.map((i) => i.name),
+        ONLY_IN.pg.indexes,
+      ),
     );
   });
 

@@ -24,7 +24,10 @@ beforeAll(async () => {
       const full = path.join(d, e.name);
       if (e.isDirectory()) walk(full);
       else if (full.endsWith('.d.ts')) {
-        declarations.set(path.relative(dir, full), ts.createSourceFile(full, fs.readFileSync(full, 'utf8'), ts.ScriptTarget.Latest, true));
+        declarations.set(
+          path.relative(dir, full),
+          ts.createSourceFile(full, fs.readFileSync(full, 'utf8'), ts.ScriptTarget.Latest, true),
+        );
       }
     }
   };
@@ -42,7 +45,13 @@ function visit(node: ts.Node, each: (n: ts.Node) => void): void {
 
 describe('published declarations', () => {
   it('ships the declarations of every entry point', () => {
-    expect([...declarations.keys()]).toEqual(expect.arrayContaining(['package/dist/index.d.ts', 'package/dist/schema/pg.d.ts', 'package/dist/schema/sqlite.d.ts']));
+    expect([...declarations.keys()]).toEqual(
+      expect.arrayContaining([
+        'package/dist/index.d.ts',
+        'package/dist/schema/pg.d.ts',
+        'package/dist/schema/sqlite.d.ts',
+      ]),
+    );
   });
 
   it('contain no `any` type', () => {
@@ -58,21 +67,31 @@ describe('published declarations', () => {
   });
 
   it('import only packages whose types users get: our dependencies (or their @types), or Node built-ins', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies: Record<string, string>;
+    };
     const deps = new Set(Object.keys(pkg.dependencies));
     const builtins = new Set(builtinModules);
     const missing = new Set<string>();
     for (const [file, source] of declarations) {
       visit(source, (n) => {
         let specifier: string | undefined;
-        if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) specifier = n.moduleSpecifier.text;
-        if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) specifier = n.argument.literal.text;
+        if (
+          (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) &&
+          n.moduleSpecifier &&
+          ts.isStringLiteral(n.moduleSpecifier)
+        )
+          specifier = n.moduleSpecifier.text;
+        if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal))
+          specifier = n.argument.literal.text;
         if (!specifier || specifier.startsWith('.') || specifier.startsWith('node:')) return;
         const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
         if (name === pkg.name || builtins.has(name)) return;
         const typesName = `@types/${name.replace('@', '').replace('/', '__')}`;
         if (!deps.has(name)) missing.add(`${file}: ${specifier} (not a dependency)`);
-        else if (!hasOwnTypes(name) && !deps.has(typesName)) missing.add(`${file}: ${specifier} (its types, ${typesName}, are not a dependency)`);
+        else if (!hasOwnTypes(name) && !deps.has(typesName))
+          missing.add(`${file}: ${specifier} (its types, ${typesName}, are not a dependency)`);
       });
     }
     expect([...missing]).toEqual([]);
@@ -81,6 +100,9 @@ describe('published declarations', () => {
 
 /** Whether an installed package ships its own declarations (a `types`/`typings` field, or types in its exports). */
 function hasOwnTypes(name: string): boolean {
-  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   return Boolean(manifest.types ?? manifest.typings) || JSON.stringify(manifest.exports ?? {}).includes('"types"');
 }

@@ -45,11 +45,19 @@ async function writeAndRead(store: SessionStore): Promise<Expected> {
     systemPrompt: 'prompt with \u0000 NUL and \uffff',
     parentSessionId: 'parent',
   });
-  await store.updateTokenCounts('s', { inputTokens: 2 ** 40, outputTokens: 7, estimatedCostUsd: 0.25, billingProvider: 'openai' });
+  await store.updateTokenCounts('s', {
+    inputTokens: 2 ** 40,
+    outputTokens: 7,
+    estimatedCostUsd: 0.25,
+    billingProvider: 'openai',
+  });
   await store.setSessionTitle('s', 'A title');
   await store.requestHandoff('s', 'telegram');
   await store.appendMessage('s', 'system', 'plain text');
-  await store.appendMessage('s', 'user', [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:x' } }]);
+  await store.appendMessage('s', 'user', [
+    { type: 'text', text: 'look' },
+    { type: 'image_url', image_url: { url: 'data:x' } },
+  ]);
   await store.appendMessage('s', 'user', { kind: 'object content', n: 1 });
   await store.appendMessage('s', 'user', '\u0000json:{"spoofed":true}');
   await store.appendMessage('s', 'assistant', 'text with \u0000 and \uffff\ufffe', {
@@ -65,7 +73,14 @@ async function writeAndRead(store: SessionStore): Promise<Expected> {
     codexMessageItems: { a: [1, 2, { b: null }] },
   });
   await store.appendMessage('s', 'tool', null, { toolCallId: 'c1' });
-  await store.bindTelegramTopic({ chatId: 100, threadId: 7, userId: 200, sessionKey: 'agent:main', sessionId: 's', managedMode: 'restored' });
+  await store.bindTelegramTopic({
+    chatId: 100,
+    threadId: 7,
+    userId: 200,
+    sessionKey: 'agent:main',
+    sessionId: 's',
+    managedMode: 'restored',
+  });
   const session = (await store.getSession('s'))!;
   const parent = (await store.getSession('parent'))!;
   const messages = await store.getMessages('s');
@@ -101,7 +116,12 @@ describe('row decoders, SQLite (the app opens the same file with its own better-
         const [binding] = db.select().from(telegramDmTopicBindings).all();
         expect(decodeSqliteTelegramBindingRow(binding!)).toEqual(expected.binding);
         // A join, as an app would write it: the messages part of each row decodes the same.
-        const joined = db.select().from(messages).innerJoin(sessions, eq(sessions.id, messages.sessionId)).orderBy(asc(messages.id)).all();
+        const joined = db
+          .select()
+          .from(messages)
+          .innerJoin(sessions, eq(sessions.id, messages.sessionId))
+          .orderBy(asc(messages.id))
+          .all();
         expect(joined.map((r) => decodeSqliteMessageRow(r.messages))).toEqual(expected.messages);
       } finally {
         client.close();
@@ -111,7 +131,7 @@ describe('row decoders, SQLite (the app opens the same file with its own better-
     }
   });
 
-  it('decodes rows read through the store\'s own connection (sqlite::memory:)', async () => {
+  it("decodes rows read through the store's own connection (sqlite::memory:)", async () => {
     const store = await openStore('sqlite::memory:');
     try {
       const expected = await writeAndRead(store);
@@ -156,28 +176,35 @@ describe('row decoders, PGlite (the app opens the data directory with its own PG
 
 const pg = await postgresHarness();
 const pgAvailable = reportAvailability(pg);
-describe.skipIf(!pgAvailable)(`row decoders, Postgres (the app's own postgres.js and Drizzle)${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
-  afterAll(() => pg.cleanup());
+describe.skipIf(!pgAvailable)(
+  `row decoders, Postgres (the app's own postgres.js and Drizzle)${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    afterAll(() => pg.cleanup());
 
-  it('decodes sessions, messages and bindings exactly as the store reads them', async () => {
-    const url = await pg.freshUrl();
-    const store = await openStore(url);
-    const client = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const expected = await writeAndRead(store);
-      const db = drizzlePostgres(client);
-      const { messages, sessions, telegramDmTopicBindings } = pgSchema;
-      const rows = await db.select().from(messages).where(eq(messages.sessionId, 's')).orderBy(asc(messages.id));
-      expect(rows.map(decodePgMessageRow)).toEqual(expected.messages);
-      const [session] = await db.select().from(sessions).where(eq(sessions.id, 's'));
-      expect(decodePgSessionRow(session!)).toEqual(expected.session);
-      const [binding] = await db.select().from(telegramDmTopicBindings);
-      expect(decodePgTelegramBindingRow(binding!)).toEqual(expected.binding);
-      const joined = await db.select().from(messages).innerJoin(sessions, eq(sessions.id, messages.sessionId)).orderBy(asc(messages.id));
-      expect(joined.map((r) => decodePgMessageRow(r.messages))).toEqual(expected.messages);
-    } finally {
-      await client.end({ timeout: 5 });
-      await store.close();
-    }
-  });
-});
+    it('decodes sessions, messages and bindings exactly as the store reads them', async () => {
+      const url = await pg.freshUrl();
+      const store = await openStore(url);
+      const client = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const expected = await writeAndRead(store);
+        const db = drizzlePostgres(client);
+        const { messages, sessions, telegramDmTopicBindings } = pgSchema;
+        const rows = await db.select().from(messages).where(eq(messages.sessionId, 's')).orderBy(asc(messages.id));
+        expect(rows.map(decodePgMessageRow)).toEqual(expected.messages);
+        const [session] = await db.select().from(sessions).where(eq(sessions.id, 's'));
+        expect(decodePgSessionRow(session!)).toEqual(expected.session);
+        const [binding] = await db.select().from(telegramDmTopicBindings);
+        expect(decodePgTelegramBindingRow(binding!)).toEqual(expected.binding);
+        const joined = await db
+          .select()
+          .from(messages)
+          .innerJoin(sessions, eq(sessions.id, messages.sessionId))
+          .orderBy(asc(messages.id));
+        expect(joined.map((r) => decodePgMessageRow(r.messages))).toEqual(expected.messages);
+      } finally {
+        await client.end({ timeout: 5 });
+        await store.close();
+      }
+    });
+  },
+);

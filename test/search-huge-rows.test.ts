@@ -8,7 +8,14 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionStore } from '../src/index.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness, sqliteMemoryHarness } from './backends.js';
+import {
+  type Harness,
+  pgliteHarness,
+  postgresHarness,
+  reportAvailability,
+  sqliteFileHarness,
+  sqliteMemoryHarness,
+} from './backends.js';
 
 const harnesses: Harness[] = [sqliteFileHarness(), sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()];
 const HUGE_ROWS = 20;
@@ -31,46 +38,60 @@ function pastedLog(n: number): string {
 
 for (const h of harnesses) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`search over 1 MB rows [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    let store: SessionStore;
-    beforeAll(async () => {
-      store = await h.open();
-      await store.createSession('logs', 'cli');
-      await store.createSession('chat', 'telegram');
-      for (let i = 0; i < 50; i++) await store.appendMessage('chat', i % 2 ? 'user' : 'assistant', `the deploy hit a timeout again, message ${i}`);
-      for (let i = 0; i < HUGE_ROWS; i++) await store.appendMessage('logs', 'tool', pastedLog(i), { toolName: 'terminal' });
-    }, 300_000);
-    afterAll(async () => {
-      await store?.close();
-      await h.cleanup();
-    });
+  describe.skipIf(!available)(
+    `search over 1 MB rows [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      let store: SessionStore;
+      beforeAll(async () => {
+        store = await h.open();
+        await store.createSession('logs', 'cli');
+        await store.createSession('chat', 'telegram');
+        for (let i = 0; i < 50; i++)
+          await store.appendMessage(
+            'chat',
+            i % 2 ? 'user' : 'assistant',
+            `the deploy hit a timeout again, message ${i}`,
+          );
+        for (let i = 0; i < HUGE_ROWS; i++)
+          await store.appendMessage('logs', 'tool', pastedLog(i), { toolName: 'terminal' });
+      }, 300_000);
+      afterAll(async () => {
+        await store?.close();
+        await h.cleanup();
+      });
 
-    it.each(['relevance', 'newest', 'oldest'] as const)('answers quickly and keeps the event loop free (%s)', async (sort) => {
-      await store.searchMessages('timeout', { sort, limit: 20 }); // warm caches and prepared statements
-      // Best of three: on a shared 2-core machine running other test files, noise only ever adds time.
-      let elapsed = Infinity;
-      let stallMs = Infinity;
-      for (let run = 0; run < 3; run++) {
-        const loop = monitorEventLoopDelay({ resolution: 1 });
-        loop.enable();
-        const started = performance.now();
-        const hits = await store.searchMessages('timeout', { sort, limit: 80 });
-        elapsed = Math.min(elapsed, performance.now() - started);
-        loop.disable();
-        stallMs = Math.min(stallMs, loop.max / 1e6);
-        expect(hits).toHaveLength(50 + HUGE_ROWS);
-        const huge = hits.filter((hit) => hit.sessionId === 'logs');
-        expect(huge).toHaveLength(HUGE_ROWS);
-        for (const hit of huge) {
-          expect(hit.snippet).toContain('>>>timeout<<<');
-          expect(hit.snippet!.length).toBeLessThan(1000);
-          expect(hit.context.every((c) => [...c.content].length <= 200)).toBe(true);
-        }
-      }
-      console.log(`[${h.name}] ${sort}: ${elapsed.toFixed(1)} ms, longest event-loop stall ${stallMs.toFixed(1)} ms`);
-      // PGlite runs Postgres inside this process (WASM, several times slower): it is held to 5× the time.
-      expect(elapsed).toBeLessThan(h.name === 'pglite' ? 500 : 100);
-      expect(stallMs).toBeLessThan(50);
-    });
-  });
+      it.each(['relevance', 'newest', 'oldest'] as const)(
+        'answers quickly and keeps the event loop free (%s)',
+        async (sort) => {
+          await store.searchMessages('timeout', { sort, limit: 20 }); // warm caches and prepared statements
+          // Best of three: on a shared 2-core machine running other test files, noise only ever adds time.
+          let elapsed = Infinity;
+          let stallMs = Infinity;
+          for (let run = 0; run < 3; run++) {
+            const loop = monitorEventLoopDelay({ resolution: 1 });
+            loop.enable();
+            const started = performance.now();
+            const hits = await store.searchMessages('timeout', { sort, limit: 80 });
+            elapsed = Math.min(elapsed, performance.now() - started);
+            loop.disable();
+            stallMs = Math.min(stallMs, loop.max / 1e6);
+            expect(hits).toHaveLength(50 + HUGE_ROWS);
+            const huge = hits.filter((hit) => hit.sessionId === 'logs');
+            expect(huge).toHaveLength(HUGE_ROWS);
+            for (const hit of huge) {
+              expect(hit.snippet).toContain('>>>timeout<<<');
+              expect(hit.snippet!.length).toBeLessThan(1000);
+              expect(hit.context.every((c) => [...c.content].length <= 200)).toBe(true);
+            }
+          }
+          console.log(
+            `[${h.name}] ${sort}: ${elapsed.toFixed(1)} ms, longest event-loop stall ${stallMs.toFixed(1)} ms`,
+          );
+          // PGlite runs Postgres inside this process (WASM, several times slower): it is held to 5× the time.
+          expect(elapsed).toBeLessThan(h.name === 'pglite' ? 500 : 100);
+          expect(stallMs).toBeLessThan(50);
+        },
+      );
+    },
+  );
 }

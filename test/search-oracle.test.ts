@@ -36,19 +36,22 @@ afterAll(async () => {
 });
 
 describe(`search oracle: Hermes' own SQL on a ${MESSAGES.toLocaleString('en')}-message state.db`, () => {
-  it.each(['"to to the"', '"be be to"'])('returns every match of the rare phrase %s, spread over the whole history, in Hermes order', async (phrase) => {
-    // Its words are everywhere: thousands of messages hold all three, newer ones included, while the phrase
-    // itself is in a handful of messages from the oldest to the newest. Each of them must be found.
-    const oracle = hermesSearch(hermes, phrase, { limit: -1 });
-    const ids = oracle.map((h) => h.id);
-    expect(ids.length).toBeGreaterThanOrEqual(8);
-    expect(Math.min(...ids)).toBeLessThan(MESSAGES * 0.2);
-    expect(Math.max(...ids)).toBeGreaterThan(MESSAGES * 0.75);
-    expect(hermesMatchCount(hermes, phrase.replace(/"/g, ''))).toBeGreaterThan(5000);
-    const ours = await store.searchMessages(phrase, { limit: -1 });
-    expect(ours.map((h) => h.id)).toEqual(ids);
-    expect(ours.every((h) => h.rankedWithin === null)).toBe(true);
-  });
+  it.each(['"to to the"', '"be be to"'])(
+    'returns every match of the rare phrase %s, spread over the whole history, in Hermes order',
+    async (phrase) => {
+      // Its words are everywhere: thousands of messages hold all three, newer ones included, while the phrase
+      // itself is in a handful of messages from the oldest to the newest. Each of them must be found.
+      const oracle = hermesSearch(hermes, phrase, { limit: -1 });
+      const ids = oracle.map((h) => h.id);
+      expect(ids.length).toBeGreaterThanOrEqual(8);
+      expect(Math.min(...ids)).toBeLessThan(MESSAGES * 0.2);
+      expect(Math.max(...ids)).toBeGreaterThan(MESSAGES * 0.75);
+      expect(hermesMatchCount(hermes, phrase.replace(/"/g, ''))).toBeGreaterThan(5000);
+      const ours = await store.searchMessages(phrase, { limit: -1 });
+      expect(ours.map((h) => h.id)).toEqual(ids);
+      expect(ours.every((h) => h.rankedWithin === null)).toBe(true);
+    },
+  );
 
   it('returns the same ids, order and snippets as Hermes for every generated query under the cap', async () => {
     const queries = oracleQueries(hermes, 25);
@@ -60,15 +63,22 @@ describe(`search oracle: Hermes' own SQL on a ${MESSAGES.toLocaleString('en')}-m
       const overCap = hermesMatchCount(hermes, query) > DEFAULT_RANK_WINDOW;
       for (const sort of [null, 'newest', 'oldest'] as const) {
         if (sort === null && overCap) continue;
-        for (const [limit, offset] of [[20, 0], [10, 45]] as const) {
+        for (const [limit, offset] of [
+          [20, 0],
+          [10, 45],
+        ] as const) {
           const expected = hermesSearch(hermes, query, { sort, limit, offset });
           const got = await store.searchMessages(query, { sort, limit, offset });
           compared++;
           if (expected.length > 0) nonEmpty++;
-          const same = JSON.stringify(got.map((h) => [h.id, h.snippet])) === JSON.stringify(expected.map((h) => [h.id, h.snippet]));
+          const same =
+            JSON.stringify(got.map((h) => [h.id, h.snippet])) ===
+            JSON.stringify(expected.map((h) => [h.id, h.snippet]));
           if (!same) {
             const firstDiff = expected.findIndex((e, i) => got[i]?.id !== e.id || got[i]?.snippet !== e.snippet);
-            mismatches.push(`${cls} ${JSON.stringify(query)} sort=${sort} offset=${offset}: at ${firstDiff} hermes ${JSON.stringify(expected[firstDiff])} ours ${JSON.stringify(got[firstDiff] && { id: got[firstDiff]!.id, snippet: got[firstDiff]!.snippet })} (${expected.length} vs ${got.length})`);
+            mismatches.push(
+              `${cls} ${JSON.stringify(query)} sort=${sort} offset=${offset}: at ${firstDiff} hermes ${JSON.stringify(expected[firstDiff])} ours ${JSON.stringify(got[firstDiff] && { id: got[firstDiff]!.id, snippet: got[firstDiff]!.snippet })} (${expected.length} vs ${got.length})`,
+            );
           }
         }
       }
@@ -91,48 +101,58 @@ describe(`search oracle: Hermes' own SQL on a ${MESSAGES.toLocaleString('en')}-m
 const pgHarnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
 for (const h of pgHarnesses) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`search oracle on Postgres: top 20 equal to Hermes' [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    let pg: SessionStore;
-    beforeAll(async () => {
-      pg = await h.open();
-      await importHermesStateDb(file, pg, { verify: false });
-    }, 600_000);
-    afterAll(async () => {
-      await pg?.close();
-      await h.cleanup();
-    });
+  describe.skipIf(!available)(
+    `search oracle on Postgres: top 20 equal to Hermes' [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      let pg: SessionStore;
+      beforeAll(async () => {
+        pg = await h.open();
+        await importHermesStateDb(file, pg, { verify: false });
+      }, 600_000);
+      afterAll(async () => {
+        await pg?.close();
+        await h.cleanup();
+      });
 
-    it('returns Hermes\' top 20 (ids and order) and snippets for at least 95 % of the word queries under the cap, in every sort mode', async () => {
-      const queries = oracleQueries(hermes, 15).filter(({ cls }) => !cls.startsWith('CJK'));
-      let compared = 0;
-      let same = 0;
-      const differences: string[] = [];
-      let snippets = 0;
-      let sameSnippets = 0;
-      const snippetDiffs: string[] = [];
-      for (const { cls, query } of queries) {
-        const overCap = hermesMatchCount(hermes, query) > DEFAULT_RANK_WINDOW;
-        for (const sort of [null, 'newest', 'oldest'] as const) {
-          if (sort === null && overCap) continue;
-          const oracle = hermesSearch(hermes, query, { sort, limit: 20 });
-          const hits = await pg.searchMessages(query, { sort, limit: 20 });
-          compared++;
-          if (JSON.stringify(hits.map((x) => x.id)) === JSON.stringify(oracle.map((x) => x.id))) same++;
-          else differences.push(`${cls} ${JSON.stringify(query)} sort=${sort}`);
-          const snippetOf = new Map(oracle.map((x) => [x.id, x.snippet]));
-          for (const hit of hits) {
-            if (!snippetOf.has(hit.id)) continue;
-            snippets++;
-            if (snippetOf.get(hit.id) === hit.snippet) sameSnippets++;
-            else if (snippetDiffs.length < 1) snippetDiffs.push(`${JSON.stringify(snippetOf.get(hit.id)).slice(0, 120)} vs ${JSON.stringify(hit.snippet).slice(0, 120)}`);
+      it("returns Hermes' top 20 (ids and order) and snippets for at least 95 % of the word queries under the cap, in every sort mode", async () => {
+        const queries = oracleQueries(hermes, 15).filter(({ cls }) => !cls.startsWith('CJK'));
+        let compared = 0;
+        let same = 0;
+        const differences: string[] = [];
+        let snippets = 0;
+        let sameSnippets = 0;
+        const snippetDiffs: string[] = [];
+        for (const { cls, query } of queries) {
+          const overCap = hermesMatchCount(hermes, query) > DEFAULT_RANK_WINDOW;
+          for (const sort of [null, 'newest', 'oldest'] as const) {
+            if (sort === null && overCap) continue;
+            const oracle = hermesSearch(hermes, query, { sort, limit: 20 });
+            const hits = await pg.searchMessages(query, { sort, limit: 20 });
+            compared++;
+            if (JSON.stringify(hits.map((x) => x.id)) === JSON.stringify(oracle.map((x) => x.id))) same++;
+            else differences.push(`${cls} ${JSON.stringify(query)} sort=${sort}`);
+            const snippetOf = new Map(oracle.map((x) => [x.id, x.snippet]));
+            for (const hit of hits) {
+              if (!snippetOf.has(hit.id)) continue;
+              snippets++;
+              if (snippetOf.get(hit.id) === hit.snippet) sameSnippets++;
+              else if (snippetDiffs.length < 1)
+                snippetDiffs.push(
+                  `${JSON.stringify(snippetOf.get(hit.id)).slice(0, 120)} vs ${JSON.stringify(hit.snippet).slice(0, 120)}`,
+                );
+            }
           }
         }
-      }
-      console.log(`[${h.name}] top 20 equal to Hermes for ${same} of ${compared} (${((100 * same) / compared).toFixed(1)} %); differing: ${differences.slice(0, 8).join('; ')}`);
-      console.log(`[${h.name}] snippets equal to Hermes for ${sameSnippets} of ${snippets}${snippetDiffs.length ? `; e.g. ${snippetDiffs[0]}` : ''}`);
-      expect(compared).toBeGreaterThan(300);
-      expect(same / compared).toBeGreaterThanOrEqual(0.95);
-      expect(sameSnippets / snippets).toBeGreaterThanOrEqual(0.95);
-    }, 600_000);
-  });
+        console.log(
+          `[${h.name}] top 20 equal to Hermes for ${same} of ${compared} (${((100 * same) / compared).toFixed(1)} %); differing: ${differences.slice(0, 8).join('; ')}`,
+        );
+        console.log(
+          `[${h.name}] snippets equal to Hermes for ${sameSnippets} of ${snippets}${snippetDiffs.length ? `; e.g. ${snippetDiffs[0]}` : ''}`,
+        );
+        expect(compared).toBeGreaterThan(300);
+        expect(same / compared).toBeGreaterThanOrEqual(0.95);
+        expect(sameSnippets / snippets).toBeGreaterThanOrEqual(0.95);
+      }, 600_000);
+    },
+  );
 }

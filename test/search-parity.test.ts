@@ -16,8 +16,10 @@ import { TestClock } from './helpers/store-fixture.js';
  */
 const KNOWN_DIFFERENCES = {
   diacritics: 'FTS5 unicode61 folds diacritics (café = cafe); the Postgres tsvector keeps them',
-  'non-ASCII in JSON': "SQLite stores tool-call JSON as Python writes it (\\uXXXX escapes), so CJK there is unfindable, as in Hermes; Postgres jsonb keeps the characters",
-  'non-ASCII case on the short-CJK path': "SQLite's LIKE folds ASCII letters only; Postgres' ILIKE (index-friendly) folds every letter",
+  'non-ASCII in JSON':
+    'SQLite stores tool-call JSON as Python writes it (\\uXXXX escapes), so CJK there is unfindable, as in Hermes; Postgres jsonb keeps the characters',
+  'non-ASCII case on the short-CJK path':
+    "SQLite's LIKE folds ASCII letters only; Postgres' ILIKE (index-friendly) folds every letter",
 };
 
 const messages = corpus(2000);
@@ -26,7 +28,10 @@ async function load(store: SessionStore): Promise<void> {
   const sessions = new Map(messages.map((m) => [m.session, m.source]));
   for (const [id, source] of sessions) await store.createSession(id, source);
   for (const m of messages) {
-    await store.appendMessage(m.session, m.role, m.content, { toolName: m.toolName ?? null, toolCalls: (m.toolCalls ?? null) as JsonInput });
+    await store.appendMessage(m.session, m.role, m.content, {
+      toolName: m.toolName ?? null,
+      toolCalls: (m.toolCalls ?? null) as JsonInput,
+    });
   }
 }
 
@@ -58,32 +63,43 @@ describe('search parity across backends', () => {
     expect(messages.length).toBeGreaterThanOrEqual(2000);
   });
 
-  it.each(['relevance', 'newest', 'oldest'] as const)('matches the same messages on every backend (%s)', async (sort) => {
-    const differences: string[] = [];
-    let nonEmpty = 0;
-    for (const query of queries) {
-      const reference = (await stores.sqlite!.searchMessages(query, { limit: -1, sort })).map((h) => h.id);
-      if (reference.length > 0) nonEmpty++;
-      for (const [name, store] of Object.entries(stores)) {
-        if (name === 'sqlite') continue;
-        const got = (await store.searchMessages(query, { limit: -1, sort })).map((h) => h.id);
-        const same = sort === 'relevance' ? JSON.stringify([...got].sort()) === JSON.stringify([...reference].sort()) : JSON.stringify(got) === JSON.stringify(reference);
-        if (!same) differences.push(`${name} ${JSON.stringify(query)}: ${got.length} vs sqlite ${reference.length}`);
+  it.each(['relevance', 'newest', 'oldest'] as const)(
+    'matches the same messages on every backend (%s)',
+    async (sort) => {
+      const differences: string[] = [];
+      let nonEmpty = 0;
+      for (const query of queries) {
+        const reference = (await stores.sqlite!.searchMessages(query, { limit: -1, sort })).map((h) => h.id);
+        if (reference.length > 0) nonEmpty++;
+        for (const [name, store] of Object.entries(stores)) {
+          if (name === 'sqlite') continue;
+          const got = (await store.searchMessages(query, { limit: -1, sort })).map((h) => h.id);
+          const same =
+            sort === 'relevance'
+              ? JSON.stringify([...got].sort()) === JSON.stringify([...reference].sort())
+              : JSON.stringify(got) === JSON.stringify(reference);
+          if (!same) differences.push(`${name} ${JSON.stringify(query)}: ${got.length} vs sqlite ${reference.length}`);
+        }
       }
-    }
-    expect(differences).toEqual([]);
-    // The corpus is not so thin that "equal" means "both empty".
-    expect(nonEmpty).toBeGreaterThan(queries.length * 0.7);
-  }, 300_000);
+      expect(differences).toEqual([]);
+      // The corpus is not so thin that "equal" means "both empty".
+      expect(nonEmpty).toBeGreaterThan(queries.length * 0.7);
+    },
+    300_000,
+  );
 
   it('differs only in the named classes, in the stated direction', async () => {
     const pgStore = stores.pglite ?? stores.postgres;
     if (!pgStore) return;
     for (const s of [stores.sqlite!, pgStore]) {
       await s.createSession('known', 'cli');
-      await s.appendMessage('known', 'user', 'un café noir, Übersicht通信', { toolName: 'search', toolCalls: [{ arguments: '{"q": "数据库迁移方案"}' }] });
+      await s.appendMessage('known', 'user', 'un café noir, Übersicht通信', {
+        toolName: 'search',
+        toolCalls: [{ arguments: '{"q": "数据库迁移方案"}' }],
+      });
     }
-    const count = async (s: SessionStore, q: string) => (await s.searchMessages(q, { sourceFilter: ['cli'], limit: -1 })).filter((h) => h.sessionId === 'known').length;
+    const count = async (s: SessionStore, q: string) =>
+      (await s.searchMessages(q, { sourceFilter: ['cli'], limit: -1 })).filter((h) => h.sessionId === 'known').length;
     // diacritics
     expect([await count(stores.sqlite!, 'cafe'), await count(pgStore, 'cafe')]).toEqual([1, 0]);
     // non-ASCII in JSON

@@ -22,8 +22,15 @@ function messages(): Array<{ session: string; role: 'user' | 'assistant'; conten
     const words: string[] = [`m${i}`];
     const filler = 2 + Math.floor(random() * 40); // document lengths from 3 to 60 words
     for (let k = 0; k < filler; k++) words.push(`w${Math.floor(random() * 300)}`);
-    for (const [word, p] of [['alpha', 0.35], ['beta', 0.3], ['gamma', 0.2], ['delta', 0.05]] as const) {
-      if (random() < p) for (let r = 1 + Math.floor(random() * 3); r > 0; r--) words.splice(Math.floor(random() * words.length), 0, word);
+    for (const [word, p] of [
+      ['alpha', 0.35],
+      ['beta', 0.3],
+      ['gamma', 0.2],
+      ['delta', 0.05],
+    ] as const) {
+      if (random() < p)
+        for (let r = 1 + Math.floor(random() * 3); r > 0; r--)
+          words.splice(Math.floor(random() * words.length), 0, word);
     }
     if (random() < 0.15) words.splice(Math.floor(random() * words.length), 0, 'alpha', 'beta');
     // 60 words under one prefix: more than the 32 scans merged in one statement. Denser in the newest 30
@@ -77,10 +84,11 @@ async function setTimes(store: SessionStore, inOrder: boolean): Promise<void> {
     (store.backend as SqliteBackend).client.exec(`UPDATE messages SET timestamp = 1700000000 + ${time} + 0.25`);
   } else {
     const time = inOrder ? sql`id / 2` : sql`((id * 7919) % 1500) / 2`;
-    await (store.backend as PgBackend).db.execute(sql`UPDATE messages SET timestamp = to_timestamp(1700000000 + ${time} + 0.25)`);
+    await (store.backend as PgBackend).db.execute(
+      sql`UPDATE messages SET timestamp = to_timestamp(1700000000 + ${time} + 0.25)`,
+    );
   }
 }
-
 
 async function fill(store: SessionStore) {
   for (let s = 0; s < 5; s++) await store.createSession(`s${s}`, 'cli');
@@ -100,7 +108,12 @@ async function numbering(store: SessionStore): Promise<string[]> {
   return out;
 }
 
-for (const [cap, times] of [[40, 'in order'], [100_000, 'in order'], [40, 'against ids'], [100_000, 'against ids']] as const) {
+for (const [cap, times] of [
+  [40, 'in order'],
+  [100_000, 'in order'],
+  [40, 'against ids'],
+  [100_000, 'against ids'],
+] as const) {
   // Harnesses per suite: each suite's cleanup ends its own.
   const reference = sqliteMemoryHarness();
   const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
@@ -115,7 +128,8 @@ for (const [cap, times] of [[40, 'in order'], [100_000, 'in order'], [40, 'again
     beforeAll(async () => {
       sqlite = await reference.open({ searchRankWindow: cap });
       await prepare(sqlite);
-      for (const q of QUERIES) for (const [name, options] of FILTERS) expected.set(`${q} | ${name}`, await answer(sqlite, q, options));
+      for (const q of QUERIES)
+        for (const [name, options] of FILTERS) expected.set(`${q} | ${name}`, await answer(sqlite, q, options));
       // The data does what the queries are for: every query finds a full page and, under the small window, crosses it.
       for (const q of QUERIES) {
         expect(expected.get(`${q} | no filter`)!.length, q).toBe(25);
@@ -143,7 +157,8 @@ for (const [cap, times] of [[40, 'in order'], [100_000, 'in order'], [40, 'again
 
         for (const q of QUERIES) {
           it(`${q}`, async () => {
-            for (const [name, options] of FILTERS) expect(await answer(store, q, options), `${q} | ${name}`).toEqual(expected.get(`${q} | ${name}`));
+            for (const [name, options] of FILTERS)
+              expect(await answer(store, q, options), `${q} | ${name}`).toEqual(expected.get(`${q} | ${name}`));
           });
         }
       });

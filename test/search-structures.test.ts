@@ -99,7 +99,9 @@ describe('PGlite', () => {
     const pg = new PGlite({ extensions: { pg_trgm } });
     const store = await openStore(pg);
     await store.close();
-    await pg.exec('ALTER TABLE messages DROP COLUMN search_vector; DROP TRIGGER messages_search_terms_insert ON messages;');
+    await pg.exec(
+      'ALTER TABLE messages DROP COLUMN search_vector; DROP TRIGGER messages_search_terms_insert ON messages;',
+    );
     for (const migrate of [true, false]) {
       const message = await missingError(() => openStore(pg, { migrate }));
       expect(message).toContain('column messages.search_vector');
@@ -116,7 +118,10 @@ describe('PGlite', () => {
     const older = await openStore(pg, { migrationsFolder: pgFolderUpTo('0004_bounded_search_vector') });
     await older.close();
     const reopened = await openStore(pg, { migrate: false });
-    expect((await reopened.migrationStatus()).pending).toEqual(['0005_message_search_terms', '0006_session_counters_bigint']);
+    expect((await reopened.migrationStatus()).pending).toEqual([
+      '0005_message_search_terms',
+      '0006_session_counters_bigint',
+    ]);
     await reopened.close();
     await pg.exec('DROP TABLE message_search_stats;');
     const message = await missingError(() => openStore(pg, { migrate: false }));
@@ -144,7 +149,9 @@ describe('Postgres (real server)', () => {
     await store.close();
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     try {
-      await admin.unsafe('ALTER TABLE messages DROP COLUMN search_cjk; DROP INDEX idx_messages_search_trgm; DROP TABLE message_search_terms');
+      await admin.unsafe(
+        'ALTER TABLE messages DROP COLUMN search_cjk; DROP INDEX idx_messages_search_trgm; DROP TABLE message_search_terms',
+      );
     } finally {
       await admin.end({ timeout: 5 });
     }

@@ -15,7 +15,31 @@ const NOWHERE = '127.0.0.1:1';
 
 /** Printable characters, weighted toward the ones URLs give a meaning to. */
 const passwordChar = fc.oneof(
-  { weight: 3, arbitrary: fc.constantFrom('/', '@', ':', '?', '#', '%', '&', '=', '+', ',', ' ', '\\', '[', ']', '%2F', '%40', '%zz', 'é', '密', '😀') },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '/',
+      '@',
+      ':',
+      '?',
+      '#',
+      '%',
+      '&',
+      '=',
+      '+',
+      ',',
+      ' ',
+      '\\',
+      '[',
+      ']',
+      '%2F',
+      '%40',
+      '%zz',
+      'é',
+      '密',
+      '😀',
+    ),
+  },
   { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }) },
 );
@@ -35,7 +59,14 @@ function decodeOr(value: string, decode: (v: string) => string): string {
 
 /** The password in every spelling a leak could take. */
 function spellings(pw: string): string[] {
-  return [...new Set([pw, encodeURIComponent(pw), decodeOr(pw, decodeURIComponent), decodeOr(pw.replace(/\+/g, ' '), decodeURIComponent)])];
+  return [
+    ...new Set([
+      pw,
+      encodeURIComponent(pw),
+      decodeOr(pw, decodeURIComponent),
+      decodeOr(pw.replace(/\+/g, ' '), decodeURIComponent),
+    ]),
+  ];
 }
 
 type UrlForm = (pw: string, host: string) => string;
@@ -47,7 +78,8 @@ const FORMS: Record<string, UrlForm> = {
   'userinfo, multi-host': (pw, host) => `postgres://app:${encodeURIComponent(pw)}@${host},${host}/db`,
   'userinfo, multi-host raw': (pw, host) => `postgres://app:${pw}@${host},${host}/db`,
   'password= query': (pw, host) => `postgres://app@${host}/db?sslmode=disable&password=${encodeURIComponent(pw)}`,
-  'sslpassword= query': (pw, host) => `postgres://app@${host}/db?sslpassword=${encodeURIComponent(pw)}&application_name=x`,
+  'sslpassword= query': (pw, host) =>
+    `postgres://app@${host}/db?sslpassword=${encodeURIComponent(pw)}&application_name=x`,
   'percent-encoded key': (pw, host) => `postgres://app@${host}/db?pass%77ord=${encodeURIComponent(pw)}`,
   'query, raw': (pw, host) => `postgres://app@${host}/db?password=${pw.replace(/&/g, '%26')}`,
   'userinfo and query': (pw, host) => `postgres://app:${pw}@${host}/db?password=${encodeURIComponent(pw)}`,
@@ -72,7 +104,8 @@ function everyText(value: unknown, seen = new Set<unknown>(), depth = 0): string
 function expectNoSecret(texts: string[], pw: string, where: string): void {
   for (const text of texts) {
     for (const secret of spellings(pw)) {
-      if (text.includes(secret)) throw new Error(`${where}: ${JSON.stringify(secret)} appears in ${JSON.stringify(text.slice(0, 400))}`);
+      if (text.includes(secret))
+        throw new Error(`${where}: ${JSON.stringify(secret)} appears in ${JSON.stringify(text.slice(0, 400))}`);
     }
   }
 }
@@ -97,7 +130,10 @@ describe('redactUrl', () => {
     ['postgres://app:p@ss@host/db', 'postgres://app:***@host/db'],
     ['postgres://app@host/db?password=s3cret', 'postgres://app@host/db?password=***'],
     ['postgres://app:s3cret@h1:5432,h2:5433/db', 'postgres://app:***@h1:5432,h2:5433/db'],
-    ['postgres://app:s%40cr%2Fet@host/db?sslmode=require&sslpassword=k3y&application_name=x', 'postgres://app:***@host/db?sslmode=require&sslpassword=***&application_name=x'],
+    [
+      'postgres://app:s%40cr%2Fet@host/db?sslmode=require&sslpassword=k3y&application_name=x',
+      'postgres://app:***@host/db?sslmode=require&sslpassword=***&application_name=x',
+    ],
     ['postgres://app:a?b#c@host/db', 'postgres://app:***@host/db'],
     ['postgres://app:123/et@host/db', 'postgres://app:***@host/db'],
     ['postgres:app:s3cret@host/db', 'postgres:app:***@host/db'],
@@ -122,7 +158,10 @@ describe('redactUrl', () => {
 
 describe('parseStoreUrl', () => {
   it('takes multi-host URLs as postgres.js does, and refuses what postgres.js cannot parse, without the password', () => {
-    expect(parseStoreUrl('postgres://app:pw@h1:5432,h2:5433/db')).toEqual({ backend: 'postgres', url: 'postgres://app:pw@h1:5432,h2:5433/db' });
+    expect(parseStoreUrl('postgres://app:pw@h1:5432,h2:5433/db')).toEqual({
+      backend: 'postgres',
+      url: 'postgres://app:pw@h1:5432,h2:5433/db',
+    });
     for (const url of [
       'postgres://app:s3cr/et@host/db',
       'postgres://app:s3cr%zzet@host/db',
@@ -178,7 +217,9 @@ describe('openStore errors', () => {
 
   it('scrub a password that postgres.js itself quotes in its error', async () => {
     // postgres.js echoes an unsupported target_session_attrs value; here it is the password.
-    const error = await failure(() => openStore(`postgres://app:Zq9secret@${NOWHERE}/db?target_session_attrs=Zq9secret`));
+    const error = await failure(() =>
+      openStore(`postgres://app:Zq9secret@${NOWHERE}/db?target_session_attrs=Zq9secret`),
+    );
     expect(error).toMatchObject({ code: 'CONNECTION' });
     expect(everyText(error).join('\n')).not.toContain('Zq9secret');
   });
@@ -238,14 +279,19 @@ describe.skipIf(!pgAvailable)(`a reachable Postgres${pgAvailable ? '' : ` (skipp
 describe('the CLI', () => {
   it('never prints a generated password, whatever the URL form and command', async () => {
     await fc.assert(
-      fc.asyncProperty(password, fc.constantFrom(...UNREACHABLE_FORMS), fc.constantFrom('status', 'stats', 'copy'), async (pw, form, command) => {
-        const url = FORMS[form]!(pw, NOWHERE);
-        const argv = command === 'copy' ? ['copy', '--from', url, '--to', url] : [command, '--db', url];
-        const { code, out, err } = await runCli(...argv);
-        expect(code).not.toBe(0);
-        expect(err).toMatch(/^error: /);
-        expectNoSecret([out, err], pw, `${command} ${form}: ${url}`);
-      }),
+      fc.asyncProperty(
+        password,
+        fc.constantFrom(...UNREACHABLE_FORMS),
+        fc.constantFrom('status', 'stats', 'copy'),
+        async (pw, form, command) => {
+          const url = FORMS[form]!(pw, NOWHERE);
+          const argv = command === 'copy' ? ['copy', '--from', url, '--to', url] : [command, '--db', url];
+          const { code, out, err } = await runCli(...argv);
+          expect(code).not.toBe(0);
+          expect(err).toMatch(/^error: /);
+          expectNoSecret([out, err], pw, `${command} ${form}: ${url}`);
+        },
+      ),
       { numRuns: 40 },
     );
   });

@@ -12,8 +12,15 @@ export default defineConfig({
   schema: './src/schema/sqlite-notes.ts',
   // Never let push see the store's tables: it would drop the twelve FTS5 tables behind search (messages_fts*),
   // the store's migration history, and rebuild `messages` without its search triggers.
-  tablesFilter: ['!sessions', '!messages', '!messages_fts*', '!state_meta', '!schema_version', '!telegram_dm_topic_*',
-    '!__hermes_sessiondb_migrations'],
+  tablesFilter: [
+    '!sessions',
+    '!messages',
+    '!messages_fts*',
+    '!state_meta',
+    '!schema_version',
+    '!telegram_dm_topic_*',
+    '!__hermes_sessiondb_migrations',
+  ],
   dbCredentials: { url: url.slice('sqlite:'.length) },
   verbose: true,
 });

@@ -36,7 +36,8 @@ export interface CliIo {
 
 const processIo: CliIo = {
   out: (t) => process.stdout.write(t),
-  write: (t) => new Promise((resolve, reject) => process.stdout.write(t, (error) => (error ? reject(error) : resolve()))),
+  write: (t) =>
+    new Promise((resolve, reject) => process.stdout.write(t, (error) => (error ? reject(error) : resolve()))),
   err: (t) => process.stderr.write(t),
   errIsTTY: process.stderr.isTTY === true,
 };
@@ -59,17 +60,22 @@ const positiveInt = (name: string) => (value: string) => {
 };
 const nonNegative = (name: string) => (value: string) => {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${name} must be a number of days >= 0, got "${value}"`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new UsageError(`${name} must be a number of days >= 0, got "${value}"`);
   return n;
 };
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const dbOption = () =>
-  new Option('--db <url>', 'store URL: sqlite:<path>, postgres://…, pglite:<dir>; by default an SQLite file in the working directory').default(
-    DEFAULT_DB,
-  );
+  new Option(
+    '--db <url>',
+    'store URL: sqlite:<path>, postgres://…, pglite:<dir>; by default an SQLite file in the working directory',
+  ).default(DEFAULT_DB);
 
 const mergeOption = () =>
-  new Option('--merge <how>', "when the target holds different rows under the same ids: keep-target keeps the target's (default: refuse, nothing written)").choices(['keep-target']);
+  new Option(
+    '--merge <how>',
+    "when the target holds different rows under the same ids: keep-target keeps the target's (default: refuse, nothing written)",
+  ).choices(['keep-target']);
 const nulOption = () =>
   new Option(
     '--nul <how>',
@@ -82,7 +88,10 @@ interface TransferFlags {
   verify: boolean;
 }
 
-const transferOptions = (o: TransferFlags): TransferOptions => ({ onConflict: o.merge ?? 'refuse', onNul: o.nul ?? 'keep' });
+const transferOptions = (o: TransferFlags): TransferOptions => ({
+  onConflict: o.merge ?? 'refuse',
+  onNul: o.nul ?? 'keep',
+});
 
 /** Run `body` on an open store, closing it afterwards whatever happens. */
 async function using(store: SessionStore, body: (store: SessionStore) => Promise<void>): Promise<void> {
@@ -138,10 +147,14 @@ async function openForReading(url: string): Promise<SessionStore> {
       );
     }
     if (status.applied.length === 0) {
-      throw new NotReadyError(`${store.url} holds no hermes-sessiondb store (no migration history). To create one there, ${migrateFirst}; to read a Hermes state.db, import it: hermes-sessiondb import <state.db> --to <store>.`);
+      throw new NotReadyError(
+        `${store.url} holds no hermes-sessiondb store (no migration history). To create one there, ${migrateFirst}; to read a Hermes state.db, import it: hermes-sessiondb import <state.db> --to <store>.`,
+      );
     }
     if (status.pending.length > 0) {
-      throw new NotReadyError(`${store.url} has ${status.pending.length} pending migration(s) (${status.pending.join(', ')}): ${migrateFirst}.`);
+      throw new NotReadyError(
+        `${store.url} has ${status.pending.length} pending migration(s) (${status.pending.join(', ')}): ${migrateFirst}.`,
+      );
     }
     return store;
   } catch (error) {
@@ -167,7 +180,10 @@ function sameStore(a: string, b: string): boolean {
  * an earlier file as it was; a target that is not a regular file (a pipe, /dev/stdout) is written directly.
  * New files are mode 0600; a replaced file keeps its mode.
  */
-async function writeFileStreamed<T>(file: string, body: (write: (chunk: string) => Promise<void>) => Promise<T>): Promise<T> {
+async function writeFileStreamed<T>(
+  file: string,
+  body: (write: (chunk: string) => Promise<void>) => Promise<T>,
+): Promise<T> {
   const existing = fs.statSync(file, { throwIfNoEntry: false });
   const direct = existing !== undefined && !existing.isFile();
   const target = direct ? file : path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.partial`);
@@ -175,12 +191,16 @@ async function writeFileStreamed<T>(file: string, body: (write: (chunk: string) 
   try {
     fd = fs.openSync(target, 'w', 0o600);
   } catch (error) {
-    throw new Error(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`cannot write ${file}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   const stream = fs.createWriteStream(target, { fd });
   stream.on('error', () => {}); // reported through the write callbacks and `finished`
   try {
-    const result = await body((chunk) => new Promise((resolve, reject) => stream.write(chunk, (error) => (error ? reject(error) : resolve()))));
+    const result = await body(
+      (chunk) => new Promise((resolve, reject) => stream.write(chunk, (error) => (error ? reject(error) : resolve()))),
+    );
     stream.end();
     await finished(stream);
     if (!direct) {
@@ -210,7 +230,8 @@ async function openSource(url: string): Promise<{ source: RowSource; close(): Pr
  * The store a command copies or verifies from: only read, never created (a missing one is an error naming it),
  * and readable under LC_CTYPE 'C' so such a database can be copied out (into a UTF-8 one).
  */
-const openSourceStore = (url: string) => openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url), allowAsciiOnlyCtype: true });
+const openSourceStore = (url: string) =>
+  openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url), allowAsciiOnlyCtype: true });
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   let exitCode = 0;
@@ -224,7 +245,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
   const program = new Command()
     .name('hermes-sessiondb')
-    .description('Operate hermes-sessiondb stores: migrate, import Hermes state.db files, copy between stores, verify, search, report, export, prune.')
+    .description(
+      'Operate hermes-sessiondb stores: migrate, import Hermes state.db files, copy between stores, verify, search, report, export, prune.',
+    )
     .version(packageVersion(), '-V, --version', 'print the version of hermes-sessiondb')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
@@ -240,7 +263,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .command('migrate')
     .description('apply pending migrations and print what was applied')
     .addOption(dbOption())
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb migrate\n  hermes-sessiondb migrate --db postgres://app@127.0.0.1:5432/sessions')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb migrate\n  hermes-sessiondb migrate --db postgres://app@127.0.0.1:5432/sessions',
+    )
     .action(async (o: { db: string }) => {
       await withStore(
         o.db,
@@ -266,9 +292,12 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       const mustExist = parseStoreUrl(o.db).backend !== 'postgres';
       await using(await openStore(o.db, { migrate: false, mustExist, readonly: readsAsFile(o.db) }), async (store) => {
         const s = await store.migrationStatus();
-        io.out(`${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`);
+        io.out(
+          `${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`,
+        );
         if (s.unknownHashes.length > 0) io.out(`  unknown (from a newer version): ${s.unknownHashes.length}\n`);
-        if (s.pending.length > 0 && s.unknownHashes.length === 0) io.out(`  apply them with: hermes-sessiondb migrate --db ${store.url}\n`);
+        if (s.pending.length > 0 && s.unknownHashes.length === 0)
+          io.out(`  apply them with: hermes-sessiondb migrate --db ${store.url}\n`);
       });
     });
 
@@ -289,7 +318,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(mergeOption())
     .addOption(nulOption())
     .option('--no-verify', 'skip comparing the file with the store afterwards')
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept). Exit code 1 when verification fails.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb import ~/.hermes/state.db --to sqlite:./sessions.db\n  hermes-sessiondb import ./state.db --to postgres://app@127.0.0.1:5432/sessions\n\nRunning it again adds only what is missing (ids are kept). Exit code 1 when verification fails.',
+    )
     .action(async (file: string, o: TransferFlags & { to: string }) => {
       const started = performance.now();
       parseStoreUrl(o.to); // a malformed target is a usage error before the (possibly long) snapshot
@@ -299,17 +331,27 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       try {
         await withStore(o.to, async (store) => {
           const progress = progressPrinter(io.err, io.errIsTTY === true);
-          const report = await importFromSource(source, store, { ...transferOptions(o), verify: o.verify, onProgress: progress.update }, started);
+          const report = await importFromSource(
+            source,
+            store,
+            { ...transferOptions(o), verify: o.verify, onProgress: progress.update },
+            started,
+          );
           progress.finish();
           for (const c of report.unknownColumns) {
             io.err(`note: ${c.table}.${c.column} is not carried over (${fmt(c.rowsWithValue)} rows hold a value)\n`);
           }
-          for (const t of report.unknownTables) io.err(`note: table ${t.table} is not carried over (${fmt(t.rows)} rows)\n`);
+          for (const t of report.unknownTables)
+            io.err(`note: table ${t.table} is not carried over (${fmt(t.rows)} rows)\n`);
           if (report.orphanSessions.length > 0) {
-            io.err(`note: ${fmt(report.orphanSessions.length)} session(s) referenced by messages but missing from the file were created as stubs (source "unknown")\n`);
+            io.err(
+              `note: ${fmt(report.orphanSessions.length)} session(s) referenced by messages but missing from the file were created as stubs (source "unknown")\n`,
+            );
           }
-          if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
-          if (report.ftsDamageIgnored.length > 0) io.err(`note: the file's FTS index is damaged; the store indexes afresh\n`);
+          if (report.nulReplaced > 0)
+            io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+          if (report.ftsDamageIgnored.length > 0)
+            io.err(`note: the file's FTS index is damaged; the store indexes afresh\n`);
           io.out(
             `Imported ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
               `(${rate(report.messages, report.seconds)} msg/s) into ${store.url}${verdict(report.verification)}\n`,
@@ -322,26 +364,39 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
   program
     .command('copy')
-    .description('copy every session, message, meta and topic row from one store into another (any backends), then verify')
+    .description(
+      'copy every session, message, meta and topic row from one store into another (any backends), then verify',
+    )
     .addOption(new Option('--from <url>', 'the store to copy from (only read)').makeOptionMandatory())
     .addOption(new Option('--to <url>', 'the store to copy into (migrated first)').makeOptionMandatory())
     .addOption(mergeOption())
     .addOption(nulOption())
     .option('--no-verify', 'skip comparing the stores afterwards')
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.',
+    )
     .action(async (o: TransferFlags & { from: string; to: string }) => {
       if (sameStore(o.from, o.to)) {
         throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
       }
-      if (await isHermesFile(o.from)) throw new UsageError(`${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`);
+      if (await isHermesFile(o.from))
+        throw new UsageError(
+          `${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`,
+        );
       // The source first, so a missing one never creates the target.
       const from = await openSourceStore(o.from);
       try {
         await withStore(o.to, async (to) => {
           const progress = progressPrinter(io.err, io.errIsTTY === true);
-          const report = await copyStore(from, to, { ...transferOptions(o), verify: o.verify, onProgress: progress.update });
+          const report = await copyStore(from, to, {
+            ...transferOptions(o),
+            verify: o.verify,
+            onProgress: progress.update,
+          });
           progress.finish();
-          if (report.nulReplaced > 0) io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+          if (report.nulReplaced > 0)
+            io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
           io.out(
             `Copied ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
               `(${rate(report.messages, report.seconds)} msg/s) from ${from.url} into ${to.url}${verdict(report.verification)}\n`,
@@ -354,18 +409,30 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
 
   program
     .command('verify')
-    .description('compare a store with its source: sessions, message counts, content digests, meta, topics, search spot-checks')
-    .addOption(new Option('--from <url>', 'the source: a store, or a Hermes state.db (read through a snapshot)').makeOptionMandatory())
+    .description(
+      'compare a store with its source: sessions, message counts, content digests, meta, topics, search spot-checks',
+    )
+    .addOption(
+      new Option(
+        '--from <url>',
+        'the source: a store, or a Hermes state.db (read through a snapshot)',
+      ).makeOptionMandatory(),
+    )
     .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb verify --from ~/.hermes/state.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb verify --from sqlite:./sessions.db --to pglite:./pgdata\n\nExit code 1 when they differ.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb verify --from ~/.hermes/state.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb verify --from sqlite:./sessions.db --to pglite:./pgdata\n\nExit code 1 when they differ.',
+    )
     .action(async (o: { from: string; to: string }) => {
       parseStoreUrl(o.to); // a malformed target is a usage error before the source is opened
       const from = await openSource(o.from);
       try {
         await readingStore(o.to, async (to) => {
           const r = await verifyTransfer(from.source, to);
-          io.out(`sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
-            `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`);
+          io.out(
+            `sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
+              `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`,
+          );
           for (const p of r.problems) io.out(`  ${p}\n`);
           io.out(r.ok ? 'verified: the stores agree.\n' : 'verification failed.\n');
           if (!r.ok) exitCode = 1;
@@ -384,25 +451,46 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--exclude-source <source>', 'not these sources (repeatable)', collect)
     .option('--role <role>', 'only these roles (repeatable)', collect)
     .option('--limit <n>', 'at most this many results', positiveInt('--limit'), 20)
-    .addOption(new Option('--sort <order>', 'result order').choices(['relevance', 'newest', 'oldest']).default('relevance'))
+    .addOption(
+      new Option('--sort <order>', 'result order').choices(['relevance', 'newest', 'oldest']).default('relevance'),
+    )
     .option('--json', 'print JSON lines instead of text')
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb search docker\n  hermes-sessiondb search "记忆断裂" --source telegram --sort newest')
-    .action(async (query: string, o: { db: string; source?: string[]; excludeSource?: string[]; role?: string[]; limit: number; sort: SearchSort; json?: boolean }) => {
-      await readingStore(o.db, async (store) => {
-        const hits = await store.searchMessages(query, {
-          sourceFilter: o.source ?? null,
-          excludeSources: o.excludeSource ?? null,
-          roleFilter: o.role ?? null,
-          limit: o.limit,
-          sort: o.sort,
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb search docker\n  hermes-sessiondb search "记忆断裂" --source telegram --sort newest',
+    )
+    .action(
+      async (
+        query: string,
+        o: {
+          db: string;
+          source?: string[];
+          excludeSource?: string[];
+          role?: string[];
+          limit: number;
+          sort: SearchSort;
+          json?: boolean;
+        },
+      ) => {
+        await readingStore(o.db, async (store) => {
+          const hits = await store.searchMessages(query, {
+            sourceFilter: o.source ?? null,
+            excludeSources: o.excludeSource ?? null,
+            roleFilter: o.role ?? null,
+            limit: o.limit,
+            sort: o.sort,
+          });
+          for (const h of hits) {
+            if (o.json) io.out(`${JSON.stringify(h)}\n`);
+            else
+              io.out(
+                `${new Date(h.timestamp * 1000).toISOString()}  ${h.sessionId}  [${h.source}/${h.role}]  ${(h.snippet ?? '').replace(/\s+/g, ' ').trim()}\n`,
+              );
+          }
+          if (!o.json) io.out(`${hits.length} result${hits.length === 1 ? '' : 's'}\n`);
         });
-        for (const h of hits) {
-          if (o.json) io.out(`${JSON.stringify(h)}\n`);
-          else io.out(`${new Date(h.timestamp * 1000).toISOString()}  ${h.sessionId}  [${h.source}/${h.role}]  ${(h.snippet ?? '').replace(/\s+/g, ' ').trim()}\n`);
-        }
-        if (!o.json) io.out(`${hits.length} result${hits.length === 1 ? '' : 's'}\n`);
-      });
-    });
+      },
+    );
 
   program
     .command('stats')
@@ -416,8 +504,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
           io.out(`${JSON.stringify(s, null, 2)}\n`);
           return;
         }
-        io.out(`${store.url}\n  sessions ${fmt(s.sessions)}, messages ${fmt(s.messages)}, database ${fmt(Math.round(s.databaseBytes / 1024))} KiB\n`);
-        for (const [label, groups] of [['model', s.byModel], ['source', s.bySource]] as const) {
+        io.out(
+          `${store.url}\n  sessions ${fmt(s.sessions)}, messages ${fmt(s.messages)}, database ${fmt(Math.round(s.databaseBytes / 1024))} KiB\n`,
+        );
+        for (const [label, groups] of [
+          ['model', s.byModel],
+          ['source', s.bySource],
+        ] as const) {
           io.out(`\n  by ${label}:\n`);
           for (const g of groups) {
             io.out(
@@ -436,10 +529,14 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .option('--session <id>', 'only this session')
     .option('--source <source>', 'only sessions of this source')
     .option('--out <file>', 'write to a file instead of standard output')
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb export > sessions.jsonl\n  hermes-sessiondb export --session 20261031_191200_f8952e')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb export > sessions.jsonl\n  hermes-sessiondb export --session 20261031_191200_f8952e',
+    )
     .action(async (o: { db: string; session?: string; source?: string; out?: string }) => {
       await readingStore(o.db, async (store) => {
-        if (o.session && (await store.getSession(o.session)) === null) throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
+        if (o.session && (await store.getSession(o.session)) === null)
+          throw new UsageError(`no session ${JSON.stringify(o.session)} in ${store.url}`);
         // Streamed a page at a time: an export of any size never has to fit in memory or in one string.
         const options = o.session ? { sessionId: o.session } : { source: o.source ?? null };
         const { sessions } = o.out
@@ -456,7 +553,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .addOption(dbOption())
     .option('--source <source>', 'only sessions of this source')
     .option('--dry-run', 'count what would be deleted, delete nothing')
-    .addHelpText('after', '\nExamples:\n  hermes-sessiondb prune --older-than 90 --dry-run\n  hermes-sessiondb prune --older-than 30 --source cron')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hermes-sessiondb prune --older-than 90 --dry-run\n  hermes-sessiondb prune --older-than 30 --source cron',
+    )
     .action(async (o: { db: string; olderThan: number; source?: string; dryRun?: boolean }) => {
       await withStore(o.db, async (store) => {
         if (o.dryRun) {

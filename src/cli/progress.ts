@@ -15,7 +15,10 @@ function eta(seconds: number): string {
   return `${Math.floor(seconds / 60)} min ${Math.ceil(seconds % 60)} s`;
 }
 
-export function progressPrinter(write: (text: string) => void, tty: boolean): { update(p: TransferProgress): void; finish(): void } {
+export function progressPrinter(
+  write: (text: string) => void,
+  tty: boolean,
+): { update(p: TransferProgress): void; finish(): void } {
   let lastDraw = 0;
   let lastTenth = -1;
   let drawn = false;
@@ -40,14 +43,18 @@ export function progressPrinter(write: (text: string) => void, tty: boolean): { 
         if (now - lastDraw < REDRAW_MS && p.done < p.total) return;
         lastDraw = now;
         const filled = Math.round(share * BAR_WIDTH);
-        write(`\r\x1b[2Kmessages [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${fmt(p.done)}/${fmt(p.total)} ` +
-          `${Math.floor(share * 100)}%  ${fmt(Math.round(rate))} msg/s  ETA ${eta((p.total - p.done) / rate)}`);
+        write(
+          `\r\x1b[2Kmessages [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${fmt(p.done)}/${fmt(p.total)} ` +
+            `${Math.floor(share * 100)}%  ${fmt(Math.round(rate))} msg/s  ETA ${eta((p.total - p.done) / rate)}`,
+        );
         drawn = true;
       } else {
         const tenth = Math.floor(share * 10);
         if (tenth === lastTenth) return;
         lastTenth = tenth;
-        write(`messages: ${fmt(p.done)} / ${fmt(p.total)} (${Math.floor(share * 100)}%, ${fmt(Math.round(rate))} msg/s)\n`);
+        write(
+          `messages: ${fmt(p.done)} / ${fmt(p.total)} (${Math.floor(share * 100)}%, ${fmt(Math.round(rate))} msg/s)\n`,
+        );
       }
     },
     finish() {

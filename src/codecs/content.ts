@@ -24,7 +24,8 @@ export function isStructured(content: unknown): content is Exclude<MessageConten
  */
 export function encodeSqliteContent(content: MessageContentInput | null | undefined): string | null {
   if (content === null || content === undefined) return null;
-  if (isStructured(content) || content.startsWith(STRUCTURED_PREFIX)) return STRUCTURED_PREFIX + pythonJsonDumps(content);
+  if (isStructured(content) || content.startsWith(STRUCTURED_PREFIX))
+    return STRUCTURED_PREFIX + pythonJsonDumps(content);
   return content;
 }
 

@@ -46,8 +46,7 @@ export function timestamptzToEpochSeconds(text: string): number {
   const m = PG_TIMESTAMPTZ.exec(text.trim());
   if (!m) throw new RangeError(`unrecognised timestamptz value: ${JSON.stringify(text)}`);
   const [, y, mo, d, h, mi, s, frac, , sign, oh, om, os] = m;
-  let seconds =
-    Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000;
+  let seconds = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000;
   if (sign) {
     const offset = Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0);
     seconds -= sign === '+' ? offset : -offset;

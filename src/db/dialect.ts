@@ -116,7 +116,12 @@ export interface Dialect {
    * as a JSON string on Postgres), bool a boolean; null for NULL. `onConflict` is the statement's tail.
    * `table` is one of our table names, unqualified: the dialect qualifies it.
    */
-  bulkInsert(table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void>;
+  bulkInsert(
+    table: string,
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void>;
   /** The message content columns for bulkInsert, and their values for a stored (text or "\x00json:") content. */
   readonly bulkContent: { readonly columns: readonly BulkColumn[]; values(stored: string | null): unknown[] };
   /** The content column names and values for an INSERT into messages. */

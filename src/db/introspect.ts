@@ -60,15 +60,17 @@ export function introspectSqlite(client: Database): SchemaInfo {
     .all() as Array<{ type: string; name: string; tbl: string; sql: string | null }>;
   const virtual = master.filter((o) => o.type === 'table' && /^CREATE VIRTUAL TABLE/i.test(o.sql ?? ''));
   const virtualNames = new Set(virtual.map((v) => v.name));
-  const isShadow = (name: string) =>
-    FTS5_SHADOW.test(name) && virtualNames.has(name.replace(FTS5_SHADOW, ''));
+  const isShadow = (name: string) => FTS5_SHADOW.test(name) && virtualNames.has(name.replace(FTS5_SHADOW, ''));
 
   const info: SchemaInfo = {
     tables: {},
     indexes: [],
     foreignKeys: [],
     triggers: [],
-    virtualTables: virtual.map((v) => ({ name: v.name, using: /USING\s+([\s\S]*)$/i.exec(v.sql ?? '')?.[1]?.trim() ?? '' })),
+    virtualTables: virtual.map((v) => ({
+      name: v.name,
+      using: /USING\s+([\s\S]*)$/i.exec(v.sql ?? '')?.[1]?.trim() ?? '',
+    })),
     extensions: [],
   };
   for (const o of master) {
@@ -163,7 +165,13 @@ export async function introspectPg(db: PgDb, schema = 'public'): Promise<SchemaI
       WHERE c.table_schema = ${schema} AND t.table_type = 'BASE TABLE' AND c.table_name <> '__hermes_sessiondb_migrations'
       ORDER BY c.table_name, c.ordinal_position`),
   );
-  const indexes = rowsOf<{ name: string; table: string; unique: boolean; columns: Array<string | null>; where: string | null }>(
+  const indexes = rowsOf<{
+    name: string;
+    table: string;
+    unique: boolean;
+    columns: Array<string | null>;
+    where: string | null;
+  }>(
     await db.execute(sql`
       SELECT i.relname AS name, t.relname AS "table", ix.indisunique AS "unique",
              pg_get_expr(ix.indpred, ix.indrelid) AS "where",
@@ -180,7 +188,13 @@ export async function introspectPg(db: PgDb, schema = 'public'): Promise<SchemaI
         AND NOT EXISTS (SELECT 1 FROM pg_constraint con WHERE con.conindid = ix.indexrelid)
       ORDER BY i.relname`),
   );
-  const foreignKeys = rowsOf<{ table: string; columns: string[]; referenced_table: string; referenced_columns: string[]; on_delete: string }>(
+  const foreignKeys = rowsOf<{
+    table: string;
+    columns: string[];
+    referenced_table: string;
+    referenced_columns: string[];
+    on_delete: string;
+  }>(
     await db.execute(sql`
       SELECT cl.relname AS "table", rt.relname AS referenced_table,
              ARRAY(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, o)

@@ -152,7 +152,10 @@ export interface LegacyRow {
  * Of the legacy rows (in id order), the ones that are ours: a hash we ship or a superseded one. They are
  * copied with their current hash; every other row belongs to another app and is never touched.
  */
-export function legacyRowsToMove(local: MigrationFile[], rows: LegacyRow[]): Array<LegacyRow & { currentHash: string }> {
+export function legacyRowsToMove(
+  local: MigrationFile[],
+  rows: LegacyRow[],
+): Array<LegacyRow & { currentHash: string }> {
   return rows.flatMap((row) => {
     const current = currentHash(local, row.hash);
     return current === undefined ? [] : [{ ...row, currentHash: current }];
@@ -192,7 +195,7 @@ export function foreignDatabaseError(where: string, dialect: Dialect): Migration
   return new MigrationError(
     'FOREIGN_DATABASE',
     `${where} already has a "sessions" table but no hermes-sessiondb migration history. ` +
-      'It is probably a Hermes state.db or another application\'s database. Open it with { migrate: false } ' +
+      "It is probably a Hermes state.db or another application's database. Open it with { migrate: false } " +
       `to read it as it is, or import it into a new store with \`hermes-sessiondb import\`. ${host}`,
   );
 }

@@ -17,7 +17,8 @@ export function assertLocationExists(location: StoreLocation): void {
   if (location.backend === 'postgres') return; // checked once connected: see assertHoldsStore
   if (location.backend === 'sqlite') {
     // A file is checked where it is opened (sqlite/open.ts: better-sqlite3's fileMustExist, also for readonly).
-    if (location.memory) throw new StoreNotFoundError('sqlite::memory:', 'MISSING', ':memory:', 'an in-memory database is always new');
+    if (location.memory)
+      throw new StoreNotFoundError('sqlite::memory:', 'MISSING', ':memory:', 'an in-memory database is always new');
     return;
   }
   if (location.dataDir === null) {

@@ -23,10 +23,12 @@ const SQLITE_STRUCTURES: Record<string, ReadonlyArray<[SqliteKind, string]>> = {
   '0002_fts5_search': [
     ['table', 'messages_fts'],
     ['table', 'messages_fts_trigram'],
-    ...['insert', 'delete', 'update'].flatMap((op): Array<[SqliteKind, string]> => [
-      ['trigger', `messages_fts_${op}`],
-      ['trigger', `messages_fts_trigram_${op}`],
-    ]),
+    ...['insert', 'delete', 'update'].flatMap(
+      (op): Array<[SqliteKind, string]> => [
+        ['trigger', `messages_fts_${op}`],
+        ['trigger', `messages_fts_trigram_${op}`],
+      ],
+    ),
   ],
 };
 
@@ -47,11 +49,17 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
     ['column', 'search_cjk'],
     ['index', 'idx_messages_search_cjk'],
     ['table', 'message_search_stats'],
-    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => ['trigger', `messages_search_stats_${op}`]),
+    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
+      'trigger',
+      `messages_search_stats_${op}`,
+    ]),
   ],
   '0005_message_search_terms': [
     ['table', 'message_search_terms'],
-    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => ['trigger', `messages_search_terms_${op}`]),
+    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
+      'trigger',
+      `messages_search_terms_${op}`,
+    ]),
   ],
 };
 
@@ -59,13 +67,18 @@ function expected<K>(structures: Record<string, ReadonlyArray<[K, string]>>, app
   return appliedTags.flatMap((tag) => structures[tag] ?? []).map(([kind, name]) => ({ kind, name }));
 }
 
-export function missingSqliteSearchStructures(client: Database.Database, appliedTags: readonly string[]): MissingStructure[] {
+export function missingSqliteSearchStructures(
+  client: Database.Database,
+  appliedTags: readonly string[],
+): MissingStructure[] {
   const wanted = expected(SQLITE_STRUCTURES, appliedTags);
   if (wanted.length === 0) return [];
   const present = new Set(
-    (client.prepare(`SELECT type || ' ' || name AS object FROM sqlite_master WHERE type IN ('table', 'trigger')`).all() as Array<{ object: string }>).map(
-      (r) => r.object,
-    ),
+    (
+      client
+        .prepare(`SELECT type || ' ' || name AS object FROM sqlite_master WHERE type IN ('table', 'trigger')`)
+        .all() as Array<{ object: string }>
+    ).map((r) => r.object),
   );
   return wanted.filter((w) => !present.has(`${w.kind} ${w.name}`));
 }
@@ -97,8 +110,14 @@ export async function missingPgSearchStructures(
 }
 
 /** The MigrationError for a store whose migration history records search structures that are not there. */
-export function missingSearchStructuresError(where: string, dialect: 'sqlite' | 'pg', missing: readonly MissingStructure[]): MigrationError {
-  const list = missing.map((m) => `${m.kind === 'column' || m.kind === 'trigger' ? `${m.kind} messages.` : `${m.kind} `}${m.name}`);
+export function missingSearchStructuresError(
+  where: string,
+  dialect: 'sqlite' | 'pg',
+  missing: readonly MissingStructure[],
+): MigrationError {
+  const list = missing.map(
+    (m) => `${m.kind === 'column' || m.kind === 'trigger' ? `${m.kind} messages.` : `${m.kind} `}${m.name}`,
+  );
   return new MigrationError(
     'MISSING_SEARCH_STRUCTURES',
     `${where}: search structures that its recorded migrations created are missing: ${list.join(', ')}. ` +

@@ -26,15 +26,33 @@ export function classifyTarget(target: unknown): ClassifiedTarget | undefined {
   if (target === null || (typeof target !== 'object' && typeof target !== 'function')) return undefined;
   const t = target as Record<string, unknown>;
   // postgres.js: the tagged-template function itself, with unsafe/reserve/begin/end and its parsed options.
-  if (typeof target === 'function' && isFunction(t.unsafe) && isFunction(t.reserve) && isFunction(t.end) && typeof t.options === 'object' && t.options !== null) {
+  if (
+    typeof target === 'function' &&
+    isFunction(t.unsafe) &&
+    isFunction(t.reserve) &&
+    isFunction(t.end) &&
+    typeof t.options === 'object' &&
+    t.options !== null
+  ) {
     return { kind: 'postgres', client: target as PostgresSql };
   }
   // PGlite: query/exec/transaction and a waitReady promise.
-  if (isFunction(t.query) && isFunction(t.exec) && isFunction(t.transaction) && isFunction((t.waitReady as { then?: unknown } | undefined)?.then)) {
+  if (
+    isFunction(t.query) &&
+    isFunction(t.exec) &&
+    isFunction(t.transaction) &&
+    isFunction((t.waitReady as { then?: unknown } | undefined)?.then)
+  ) {
     return { kind: 'pglite', client: target as PGlite };
   }
   // better-sqlite3: prepare/pragma and its name/open/memory/readonly properties.
-  if (isFunction(t.prepare) && isFunction(t.pragma) && typeof t.name === 'string' && typeof t.open === 'boolean' && typeof t.readonly === 'boolean') {
+  if (
+    isFunction(t.prepare) &&
+    isFunction(t.pragma) &&
+    typeof t.name === 'string' &&
+    typeof t.open === 'boolean' &&
+    typeof t.readonly === 'boolean'
+  ) {
     return { kind: 'sqlite', client: target as BetterSqlite3Database };
   }
   return undefined;

@@ -207,7 +207,10 @@ export function parseStoreUrl(url: string): StoreLocation {
   const path = sqlite ? (sqlite[1] ?? '') : url;
   if (path === '') throw new InvalidUrlError(url, 'sqlite: needs a file path or ":memory:"');
   if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new InvalidUrlError(redactUrl(url), 'unsupported scheme (use sqlite:, postgres://, postgresql:// or pglite:)');
+    throw new InvalidUrlError(
+      redactUrl(url),
+      'unsupported scheme (use sqlite:, postgres://, postgresql:// or pglite:)',
+    );
   }
   const memory = path === ':memory:';
   return { backend: 'sqlite', path: memory ? ':memory:' : path, memory };

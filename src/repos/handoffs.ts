@@ -38,7 +38,11 @@ export class HandoffRepo {
       );
       if (!row) return null;
       const s = (v: unknown) => (v === null || v === undefined ? null : String(v));
-      return { state: handoffStatusOrNull(row.handoff_state), platform: s(row.handoff_platform), error: s(row.handoff_error) };
+      return {
+        state: handoffStatusOrNull(row.handoff_state),
+        platform: s(row.handoff_platform),
+        error: s(row.handoff_error),
+      };
     });
   }
 
@@ -68,7 +72,9 @@ export class HandoffRepo {
     const { d } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.write(function* () {
-      yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`);
+      yield* exec(
+        sql`UPDATE ${d.t.sessions} SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`,
+      );
     });
   }
 
@@ -78,7 +84,9 @@ export class HandoffRepo {
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     const message = pySlice(v.validate(v.text, error, 'error'), MAX_HANDOFF_ERROR_LENGTH);
     return d.write(function* () {
-      yield* exec(sql`UPDATE ${d.t.sessions} SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`);
+      yield* exec(
+        sql`UPDATE ${d.t.sessions} SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`,
+      );
     });
   }
 }

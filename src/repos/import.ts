@@ -21,19 +21,53 @@ const num = rawNumber;
 const count = rawCount;
 
 const SESSION_COLUMNS: BulkColumn[] = [
-  ['id', 'text'], ['source', 'text'], ['user_id', 'text'], ['model', 'text'], ['model_config', 'json'], ['system_prompt', 'free'],
-  ['started_at', 'time'], ['ended_at', 'time'], ['end_reason', 'text'], ['message_count', 'int'], ['tool_call_count', 'int'],
-  ['input_tokens', 'int'], ['output_tokens', 'int'], ['cache_read_tokens', 'int'], ['cache_write_tokens', 'int'], ['reasoning_tokens', 'int'],
-  ['billing_provider', 'text'], ['billing_base_url', 'text'], ['billing_mode', 'text'], ['estimated_cost_usd', 'real'],
-  ['actual_cost_usd', 'real'], ['cost_status', 'text'], ['cost_source', 'text'], ['pricing_version', 'text'], ['title', 'text'],
-  ['api_call_count', 'int'], ['handoff_state', 'text'], ['handoff_platform', 'text'], ['handoff_error', 'text'],
+  ['id', 'text'],
+  ['source', 'text'],
+  ['user_id', 'text'],
+  ['model', 'text'],
+  ['model_config', 'json'],
+  ['system_prompt', 'free'],
+  ['started_at', 'time'],
+  ['ended_at', 'time'],
+  ['end_reason', 'text'],
+  ['message_count', 'int'],
+  ['tool_call_count', 'int'],
+  ['input_tokens', 'int'],
+  ['output_tokens', 'int'],
+  ['cache_read_tokens', 'int'],
+  ['cache_write_tokens', 'int'],
+  ['reasoning_tokens', 'int'],
+  ['billing_provider', 'text'],
+  ['billing_base_url', 'text'],
+  ['billing_mode', 'text'],
+  ['estimated_cost_usd', 'real'],
+  ['actual_cost_usd', 'real'],
+  ['cost_status', 'text'],
+  ['cost_source', 'text'],
+  ['pricing_version', 'text'],
+  ['title', 'text'],
+  ['api_call_count', 'int'],
+  ['handoff_state', 'text'],
+  ['handoff_platform', 'text'],
+  ['handoff_error', 'text'],
 ].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 
 /** Message columns before the content column(s), which differ by dialect. */
 const MESSAGE_COLUMNS: BulkColumn[] = [
-  ['id', 'int'], ['session_id', 'text'], ['role', 'text'], ['tool_call_id', 'free'], ['tool_calls', 'json'], ['tool_name', 'free'],
-  ['timestamp', 'time'], ['token_count', 'int'], ['finish_reason', 'free'], ['reasoning', 'free'], ['reasoning_content', 'free'],
-  ['reasoning_details', 'json'], ['codex_reasoning_items', 'json'], ['codex_message_items', 'json'],
+  ['id', 'int'],
+  ['session_id', 'text'],
+  ['role', 'text'],
+  ['tool_call_id', 'free'],
+  ['tool_calls', 'json'],
+  ['tool_name', 'free'],
+  ['timestamp', 'time'],
+  ['token_count', 'int'],
+  ['finish_reason', 'free'],
+  ['reasoning', 'free'],
+  ['reasoning_content', 'free'],
+  ['reasoning_details', 'json'],
+  ['codex_reasoning_items', 'json'],
+  ['codex_message_items', 'json'],
 ].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 
 export class ImportRepo {
@@ -42,11 +76,37 @@ export class ImportRepo {
   /** Sessions with every column as stored; parents are linked afterwards (they may come later in the file). */
   insertSessions(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
-    const values = rows.map((r) => [str(r.id), str(r.source) ?? 'unknown', str(r.user_id), str(r.model), str(r.model_config), str(r.system_prompt),
-      num(r.started_at) ?? 0, num(r.ended_at), str(r.end_reason), count(r.message_count), count(r.tool_call_count), count(r.input_tokens),
-      count(r.output_tokens), count(r.cache_read_tokens), count(r.cache_write_tokens), count(r.reasoning_tokens), str(r.billing_provider),
-      str(r.billing_base_url), str(r.billing_mode), num(r.estimated_cost_usd), num(r.actual_cost_usd), str(r.cost_status), str(r.cost_source),
-      str(r.pricing_version), str(r.title), count(r.api_call_count), str(r.handoff_state), str(r.handoff_platform), str(r.handoff_error)]);
+    const values = rows.map((r) => [
+      str(r.id),
+      str(r.source) ?? 'unknown',
+      str(r.user_id),
+      str(r.model),
+      str(r.model_config),
+      str(r.system_prompt),
+      num(r.started_at) ?? 0,
+      num(r.ended_at),
+      str(r.end_reason),
+      count(r.message_count),
+      count(r.tool_call_count),
+      count(r.input_tokens),
+      count(r.output_tokens),
+      count(r.cache_read_tokens),
+      count(r.cache_write_tokens),
+      count(r.reasoning_tokens),
+      str(r.billing_provider),
+      str(r.billing_base_url),
+      str(r.billing_mode),
+      num(r.estimated_cost_usd),
+      num(r.actual_cost_usd),
+      str(r.cost_status),
+      str(r.cost_source),
+      str(r.pricing_version),
+      str(r.title),
+      count(r.api_call_count),
+      str(r.handoff_state),
+      str(r.handoff_platform),
+      str(r.handoff_error),
+    ]);
     return d.maintain(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
@@ -66,9 +126,23 @@ export class ImportRepo {
   insertMessages(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
     const columns = [...MESSAGE_COLUMNS, ...d.bulkContent.columns];
-    const values = rows.map((r) => [num(r.id), str(r.session_id), str(r.role) ?? 'unknown', str(r.tool_call_id), str(r.tool_calls), str(r.tool_name),
-      num(r.timestamp) ?? 0, num(r.token_count), str(r.finish_reason), str(r.reasoning), str(r.reasoning_content), str(r.reasoning_details),
-      str(r.codex_reasoning_items), str(r.codex_message_items), ...d.bulkContent.values(str(r.content))]);
+    const values = rows.map((r) => [
+      num(r.id),
+      str(r.session_id),
+      str(r.role) ?? 'unknown',
+      str(r.tool_call_id),
+      str(r.tool_calls),
+      str(r.tool_name),
+      num(r.timestamp) ?? 0,
+      num(r.token_count),
+      str(r.finish_reason),
+      str(r.reasoning),
+      str(r.reasoning_content),
+      str(r.reasoning_details),
+      str(r.codex_reasoning_items),
+      str(r.codex_message_items),
+      ...d.bulkContent.values(str(r.content)),
+    ]);
     // A page of thousands of rows (and their index entries) is written off the event loop.
     return d.maintain(() => d.bulkInsert('messages', columns, values, 'ON CONFLICT (id) DO NOTHING'));
   }
@@ -77,7 +151,9 @@ export class ImportRepo {
     const { d } = this.ctx;
     return d.write(function* () {
       for (const r of rows) {
-        yield* exec(sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ON CONFLICT (key) DO NOTHING`);
+        yield* exec(
+          sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ON CONFLICT (key) DO NOTHING`,
+        );
       }
     });
   }
@@ -107,7 +183,12 @@ export class ImportRepo {
   existingSessions(ids: string[]): Promise<Array<{ id: string; source: string; startedAt: number }>> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const found = yield* queryRows(sql`SELECT id, source, started_at FROM ${d.t.sessions} WHERE id IN (${sql.join(ids.map((i) => d.text(i)), sql`, `)})`);
+      const found = yield* queryRows(
+        sql`SELECT id, source, started_at FROM ${d.t.sessions} WHERE id IN (${sql.join(
+          ids.map((i) => d.text(i)),
+          sql`, `,
+        )})`,
+      );
       return found.map((r) => ({ id: String(r.id), source: String(r.source), startedAt: d.decode.time(r.started_at) }));
     });
   }
@@ -116,8 +197,18 @@ export class ImportRepo {
   existingMessages(ids: number[]): Promise<Array<{ id: number; sessionId: string; role: string; timestamp: number }>> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const found = yield* queryRows(sql`SELECT id, session_id, role, timestamp FROM ${d.t.messages} WHERE id IN (${sql.join(ids.map((i) => d.int(i)), sql`, `)})`);
-      return found.map((r) => ({ id: d.decode.int(r.id), sessionId: String(r.session_id), role: String(r.role), timestamp: d.decode.time(r.timestamp) }));
+      const found = yield* queryRows(
+        sql`SELECT id, session_id, role, timestamp FROM ${d.t.messages} WHERE id IN (${sql.join(
+          ids.map((i) => d.int(i)),
+          sql`, `,
+        )})`,
+      );
+      return found.map((r) => ({
+        id: d.decode.int(r.id),
+        sessionId: String(r.session_id),
+        role: String(r.role),
+        timestamp: d.decode.time(r.timestamp),
+      }));
     });
   }
 

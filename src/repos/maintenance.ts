@@ -3,7 +3,13 @@ import { pythonFloatRepr } from '../codecs/python-json.js';
 import { first, rows } from '../db/ops.js';
 import { sql } from 'drizzle-orm';
 import { byActivity, idsByActivity } from '../sql/listing.js';
-import type { AutoMaintenanceResult, MessageRow, SessionExport, SessionExportWithActivity, SessionRow } from '../types.js';
+import type {
+  AutoMaintenanceResult,
+  MessageRow,
+  SessionExport,
+  SessionExportWithActivity,
+  SessionRow,
+} from '../types.js';
 import type { RepoContext } from './context.js';
 import type { MessageRepo } from './messages.js';
 import type { MetaRepo } from './meta.js';
@@ -168,7 +174,9 @@ export class MaintenanceRepo {
    * state_meta last_auto_prune), and VACUUM when something was pruned. Failures are reported in the
    * result's `error` instead of thrown, as Hermes' startup hook expects.
    */
-  async maybeAutoPruneAndVacuum(options: z.input<typeof v.autoMaintenanceOptions> = {}): Promise<AutoMaintenanceResult> {
+  async maybeAutoPruneAndVacuum(
+    options: z.input<typeof v.autoMaintenanceOptions> = {},
+  ): Promise<AutoMaintenanceResult> {
     // Bad options are refused (thrown); only failures of the run itself are reported in `error`.
     const o: AutoMaintenanceOptions = v.validate(v.autoMaintenanceOptions, options, 'options');
     const result: AutoMaintenanceResult = { skipped: false, pruned: 0, vacuumed: false };

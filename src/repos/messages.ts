@@ -57,7 +57,14 @@ export class MessageRepo {
     private readonly lineage: LineageRepo,
   ) {}
 
-  private values(sessionId: string, role: string, content: MessageContentInput | null | undefined, f: MessageFields, timestamp: number, withReasoning: boolean): { columns: SQL; values: SQL } {
+  private values(
+    sessionId: string,
+    role: string,
+    content: MessageContentInput | null | undefined,
+    f: MessageFields,
+    timestamp: number,
+    withReasoning: boolean,
+  ): { columns: SQL; values: SQL } {
     const { d } = this.ctx;
     const c = d.contentInsert(content);
     const r = withReasoning;
@@ -88,16 +95,21 @@ export class MessageRepo {
     const fields: MessageFields = v.validate(v.appendMessageOptions, options, 'options');
     const row = this.values(sessionId, role, content, fields, this.ctx.now(), true);
     const toolCalls = toolCallCount(fields.toolCalls);
-    return d.write(function* () {
-      // The counter update doubles as the existence check (and, on Postgres, locks the session row).
-      const touched = yield* rows(sql`
+    return d.write(
+      function* () {
+        // The counter update doubles as the existence check (and, on Postgres, locks the session row).
+        const touched = yield* rows(sql`
         UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + 1,
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
-      if (touched.length === 0) throw new SessionNotFoundError(sessionId);
-      const inserted = yield* first<{ id: unknown }>(sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values} RETURNING id`);
-      return d.decode.int(inserted!.id);
-    }, { lane: sessionId });
+        if (touched.length === 0) throw new SessionNotFoundError(sessionId);
+        const inserted = yield* first<{ id: unknown }>(
+          sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values} RETURNING id`,
+        );
+        return d.decode.int(inserted!.id);
+      },
+      { lane: sessionId },
+    );
   }
 
   /**
@@ -118,19 +130,27 @@ export class MessageRepo {
         toolCalls += toolCallCount(m.toolCalls);
         return this.values(sessionId, m.role, m.content, m, roundToMicros(now + (i + k) * 1e-6), true);
       });
-      batches.push(sql`INSERT INTO ${d.t.messages} (${chunk[0]!.columns}) VALUES ${sql.join(chunk.map((v) => v.values), sql`, `)} RETURNING id`);
+      batches.push(
+        sql`INSERT INTO ${d.t.messages} (${chunk[0]!.columns}) VALUES ${sql.join(
+          chunk.map((v) => v.values),
+          sql`, `,
+        )} RETURNING id`,
+      );
     }
-    return d.write(function* () {
-      const touched = yield* rows(sql`
+    return d.write(
+      function* () {
+        const touched = yield* rows(sql`
         UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
-      if (touched.length === 0) throw new SessionNotFoundError(sessionId);
-      const ids: number[] = [];
-      for (const batch of batches) ids.push(...(yield* rows<{ id: unknown }>(batch)).map((r) => d.decode.int(r.id)));
-      // Ids are handed out in row order within a statement; RETURNING's order is not promised.
-      return ids.sort((a, b) => a - b);
-    }, { lane: sessionId });
+        if (touched.length === 0) throw new SessionNotFoundError(sessionId);
+        const ids: number[] = [];
+        for (const batch of batches) ids.push(...(yield* rows<{ id: unknown }>(batch)).map((r) => d.decode.int(r.id)));
+        // Ids are handed out in row order within a statement; RETURNING's order is not promised.
+        return ids.sort((a, b) => a - b);
+      },
+      { lane: sessionId },
+    );
   }
 
   /**
@@ -159,14 +179,17 @@ export class MessageRepo {
         chunk = [];
       }
     });
-    return d.write(function* () {
-      const touched = yield* rows(sql`
+    return d.write(
+      function* () {
+        const touched = yield* rows(sql`
         UPDATE ${d.t.sessions} SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
         WHERE id = ${d.text(sessionId)} RETURNING id`);
-      if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
-      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`);
-      for (const batch of batches) yield* exec(batch);
-    }, { lane: sessionId });
+        if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
+        yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`);
+        for (const batch of batches) yield* exec(batch);
+      },
+      { lane: sessionId },
+    );
   }
 
   private listOp(sessionIds: string[]) {
@@ -174,7 +197,10 @@ export class MessageRepo {
     return function* () {
       const found = yield* rows(sql`
         SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
-        WHERE m.session_id IN (${sql.join(sessionIds.map((id) => d.text(id)), sql`, `)})
+        WHERE m.session_id IN (${sql.join(
+          sessionIds.map((id) => d.text(id)),
+          sql`, `,
+        )})
         ORDER BY m.id`);
       return found.map((r) => decodeMessage(r, d.decode));
     };
@@ -205,7 +231,9 @@ export class MessageRepo {
     return function* (): Op<MessagesAround> {
       // An integer past 2^53 cannot be a stored id exactly, so nothing is looked up for it.
       if (!Number.isSafeInteger(anchorId)) return { window: [], messagesBefore: 0, messagesAfter: 0 };
-      const anchor = yield* first(sql`SELECT id FROM ${d.t.messages} WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`);
+      const anchor = yield* first(
+        sql`SELECT id FROM ${d.t.messages} WHERE id = ${d.int(anchorId)} AND session_id = ${d.text(sessionId)}`,
+      );
       if (!anchor) return { window: [], messagesBefore: 0, messagesAfter: 0 };
       const before = yield* rows(sql`
         SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} AND m.id <= ${d.int(anchorId)}
@@ -230,7 +258,13 @@ export class MessageRepo {
    * first and last `bookend` messages outside the window with a kept role and non-empty content.
    * `keepRoles: null` keeps every role.
    */
-  anchoredView(sessionId: string, anchorId: number, window: number, bookend: number, keepRoles: string[] | null): Promise<AnchoredView> {
+  anchoredView(
+    sessionId: string,
+    anchorId: number,
+    window: number,
+    bookend: number,
+    keepRoles: string[] | null,
+  ): Promise<AnchoredView> {
     const { d } = this.ctx;
     const aroundOp = this.aroundOp(sessionId, anchorId, window);
     const b = Math.max(0, bookend);
@@ -239,7 +273,10 @@ export class MessageRepo {
         ? sql``
         : keepRoles.length === 0
           ? sql`AND 1 = 0`
-          : sql`AND ${sql.raw(alias)}.role IN (${sql.join(keepRoles.map((r) => d.text(r)), sql`, `)})`;
+          : sql`AND ${sql.raw(alias)}.role IN (${sql.join(
+              keepRoles.map((r) => d.text(r)),
+              sql`, `,
+            )})`;
     return d.read(function* () {
       const around = yield* aroundOp();
       if (around.window.length === 0) return { ...around, bookendStart: [], bookendEnd: [] };

@@ -34,7 +34,8 @@ export function decodeSession(r: Row, d: ValueDecoders): SessionRow {
     billingProvider: str(r.billing_provider),
     billingBaseUrl: str(r.billing_base_url),
     billingMode: str(r.billing_mode),
-    estimatedCostUsd: r.estimated_cost_usd === null || r.estimated_cost_usd === undefined ? null : Number(r.estimated_cost_usd),
+    estimatedCostUsd:
+      r.estimated_cost_usd === null || r.estimated_cost_usd === undefined ? null : Number(r.estimated_cost_usd),
     actualCostUsd: r.actual_cost_usd === null || r.actual_cost_usd === undefined ? null : Number(r.actual_cost_usd),
     costStatus: str(r.cost_status),
     costSource: str(r.cost_source),
@@ -75,7 +76,11 @@ export function previewFromRaw(raw: unknown): string {
 
 /** A session row with `last_active` and `_preview_raw` columns. */
 export function decodeRichSession(r: Row, d: ValueDecoders): RichSessionRow {
-  return { ...decodeSession(r, d), lastActive: d.time(r.last_active), preview: previewFromRaw(d.freeText(r._preview_raw)) };
+  return {
+    ...decodeSession(r, d),
+    lastActive: d.time(r.last_active),
+    preview: previewFromRaw(d.freeText(r._preview_raw)),
+  };
 }
 
 export function decodeBinding(r: Row, d: ValueDecoders): TelegramTopicBinding {

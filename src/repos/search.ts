@@ -71,10 +71,7 @@ export function searchOrder(sort: string | null | undefined): SearchOrder {
   return s === 'newest' || s === 'oldest' ? s : 'relevance';
 }
 
-type Plan =
-  | { path: 'words' | 'substrings'; match: QueryNode }
-  | { path: 'like'; tokens: string[] }
-  | { path: 'none' };
+type Plan = { path: 'words' | 'substrings'; match: QueryNode } | { path: 'like'; tokens: string[] } | { path: 'none' };
 
 /** Decide how a raw user query is searched. Pure: the same on every backend. */
 export function planSearch(query: string): Plan {
@@ -128,7 +125,14 @@ function* likePage(d: Dialect, tokens: string[], where: SQL | null, limit: numbe
   const last = prefix.at(-1);
   const tail =
     last && prefix.length === end
-      ? yield* rows(d.search.like(tokens, sql`${where ?? sql``} AND m.timestamp = ${d.time(d.decode.time(last.timestamp))}`, Number.MAX_SAFE_INTEGER, 0))
+      ? yield* rows(
+          d.search.like(
+            tokens,
+            sql`${where ?? sql``} AND m.timestamp = ${d.time(d.decode.time(last.timestamp))}`,
+            Number.MAX_SAFE_INTEGER,
+            0,
+          ),
+        )
       : [];
   const byId = new Map([...prefix, ...tail].map((r) => [d.decode.int(r.id), r]));
   return [...byId.values()]
@@ -145,13 +149,18 @@ export class SearchRepo {
   /** The filter conditions, or null when there are none (each starts with AND). */
   private filters(f: Pick<SearchMessagesFilters, 'sourceFilter' | 'excludeSources' | 'roleFilter'>): SQL | null {
     const { d } = this.ctx;
-    const list = (items: string[]) => sql.join(items.map((s) => d.text(s)), sql`, `);
+    const list = (items: string[]) =>
+      sql.join(
+        items.map((s) => d.text(s)),
+        sql`, `,
+      );
     const parts: SQL[] = [];
     if (f.sourceFilter !== null && f.sourceFilter !== undefined) {
       // An empty list matches nothing (Hermes binds "IN ()").
       parts.push(f.sourceFilter.length === 0 ? sql`AND 1 = 0` : sql`AND s.source IN (${list(f.sourceFilter)})`);
     }
-    if (f.excludeSources && f.excludeSources.length > 0) parts.push(sql`AND s.source NOT IN (${list(f.excludeSources)})`);
+    if (f.excludeSources && f.excludeSources.length > 0)
+      parts.push(sql`AND s.source NOT IN (${list(f.excludeSources)})`);
     if (f.roleFilter && f.roleFilter.length > 0) parts.push(sql`AND m.role IN (${list(f.roleFilter)})`);
     return parts.length === 0 ? null : sql.join(parts, sql` `);
   }
@@ -186,7 +195,10 @@ export class SearchRepo {
     // Snippets and context are independent reads: they run side by side.
     const snippetsRead = async () => {
       if (plan.path === 'like') return;
-      for (const chunk of chunks(found.map((r) => d.decode.int(r.id)), d.search.pageTextChunk)) {
+      for (const chunk of chunks(
+        found.map((r) => d.decode.int(r.id)),
+        d.search.pageTextChunk,
+      )) {
         await yieldToEventLoop();
         const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
         for (const [i, piece] of chunks(texts, SNIPPET_CHUNK).entries()) {
@@ -221,7 +233,10 @@ export class SearchRepo {
     for (const chunk of chunks(ids, CONTEXT_CHUNK)) {
       await yieldToEventLoop();
       await d.read(function* () {
-        const idList = sql.join(chunk.map((id) => d.int(id)), sql`, `);
+        const idList = sql.join(
+          chunk.map((id) => d.int(id)),
+          sql`, `,
+        );
         const neighbours = yield* rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
           SELECT t.id,
             (SELECT p.id FROM ${d.t.messages} p WHERE p.session_id = t.session_id
@@ -231,13 +246,27 @@ export class SearchRepo {
                AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
              ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
           FROM ${d.t.messages} t WHERE t.id IN (${idList})`);
-        const wanted = [...new Set(neighbours.flatMap((n) => [n.id, n.prev_id, n.next_id]).filter((v) => v !== null && v !== undefined).map((v) => d.decode.int(v)))];
+        const wanted = [
+          ...new Set(
+            neighbours
+              .flatMap((n) => [n.id, n.prev_id, n.next_id])
+              .filter((v) => v !== null && v !== undefined)
+              .map((v) => d.decode.int(v)),
+          ),
+        ];
         if (wanted.length === 0) return;
         // Only the head of each message is read: a context entry is 200 characters, whatever the row's size.
-        const messages = yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
-          WHERE m.id IN (${sql.join(wanted.map((id) => d.int(id)), sql`, `)})`);
+        const messages =
+          yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
+          WHERE m.id IN (${sql.join(
+            wanted.map((id) => d.int(id)),
+            sql`, `,
+          )})`);
         const byId = new Map(
-          messages.map((r) => [d.decode.int(r.id), { role: String(r.role), content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS) }]),
+          messages.map((r) => [
+            d.decode.int(r.id),
+            { role: String(r.role), content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS) },
+          ]),
         );
         for (const n of neighbours) {
           const entries = [n.prev_id, n.id, n.next_id]
@@ -257,7 +286,11 @@ export class SearchRepo {
     if (plan.path === 'none') return false;
     const { d } = this.ctx;
     const found = await d.read(() =>
-      rows(plan.path === 'like' ? d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0) : d.search.matchesMessage(plan.path, plan.match, id)),
+      rows(
+        plan.path === 'like'
+          ? d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0)
+          : d.search.matchesMessage(plan.path, plan.match, id),
+      ),
     );
     return found.length > 0;
   }

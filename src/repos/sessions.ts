@@ -59,7 +59,16 @@ const PRUNE_BATCH_SESSIONS = 500;
 const PRUNE_BATCH_MESSAGES = 1000;
 
 const TIP_KEYS = [
-  'id', 'endedAt', 'endReason', 'messageCount', 'toolCallCount', 'title', 'lastActive', 'preview', 'model', 'systemPrompt',
+  'id',
+  'endedAt',
+  'endReason',
+  'messageCount',
+  'toolCallCount',
+  'title',
+  'lastActive',
+  'preview',
+  'model',
+  'systemPrompt',
 ] as const;
 
 export class SessionRepo {
@@ -72,28 +81,39 @@ export class SessionRepo {
    * INSERT unless the id exists (first write wins). A missing parent is refused, but only for a new row.
    * Validated as createSession is.
    */
-  async create(sessionId: string, source: string, options: z.input<typeof v.createSessionOptions> = {}): Promise<string> {
+  async create(
+    sessionId: string,
+    source: string,
+    options: z.input<typeof v.createSessionOptions> = {},
+  ): Promise<string> {
     const { d } = this.ctx;
     const id = v.validate(v.id, sessionId, 'sessionId');
     source = v.validate(v.id, source, 'source');
     const fields: CreateSessionFields = v.validate(v.createSessionOptions, options, 'options');
     // Hermes' FK check passes for a row naming itself; refused here, since the walks would only stop at the cycle guard.
-    if (fields.parentSessionId === id) throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
+    if (fields.parentSessionId === id)
+      throw new ValidationError('options.parentSessionId', 'a session cannot be its own parent');
     const startedAt = this.ctx.now();
     const modelConfig = isTruthy(fields.modelConfig) ? fields.modelConfig : null;
     const parent = fields.parentSessionId ?? null;
-    return d.write(function* () {
-      if (yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}`)) return id;
-      if (parent !== null && !(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(parent)}`))) {
-        throw new SessionNotFoundError(parent, 'parent session');
-      }
-      yield* exec(sql`
+    return d.write(
+      function* () {
+        if (yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}`)) return id;
+        if (
+          parent !== null &&
+          !(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(parent)}`))
+        ) {
+          throw new SessionNotFoundError(parent, 'parent session');
+        }
+        yield* exec(sql`
         INSERT INTO ${d.t.sessions} (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
         VALUES (${d.text(id)}, ${d.text(source)}, ${d.text(fields.userId)}, ${d.text(fields.model)}, ${d.json(modelConfig)},
                 ${d.freeText(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
         ON CONFLICT (id) DO NOTHING`);
-      return id;
-    }, { lane: id });
+        return id;
+      },
+      { lane: id },
+    );
   }
 
   get(id: string): Promise<SessionRow | null> {
@@ -123,27 +143,36 @@ export class SessionRepo {
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     endReason = v.validate(v.text, endReason, 'endReason');
     const now = this.ctx.now();
-    return d.write(function* () {
-      yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
+    return d.write(
+      function* () {
+        yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
                       WHERE id = ${d.text(id)} AND ended_at IS NULL`);
-    }, { lane: id });
+      },
+      { lane: id },
+    );
   }
 
   async reopen(sessionId: string): Promise<void> {
     const { d } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.write(function* () {
-      yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
-    }, { lane: id });
+    return d.write(
+      function* () {
+        yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
+      },
+      { lane: id },
+    );
   }
 
   async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
     const { d } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     const prompt = v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null;
-    return d.write(function* () {
-      yield* exec(sql`UPDATE ${d.t.sessions} SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
-    }, { lane: id });
+    return d.write(
+      function* () {
+        yield* exec(sql`UPDATE ${d.t.sessions} SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
+      },
+      { lane: id },
+    );
   }
 
   /**
@@ -185,12 +214,15 @@ export class SessionRepo {
         actual_cost_usd = CASE WHEN ${d.real(c.actualCostUsd)} IS NULL THEN actual_cost_usd
                                ELSE COALESCE(actual_cost_usd, 0) + ${d.real(c.actualCostUsd)} END,
         api_call_count = COALESCE(api_call_count, 0) + ${d.int(c.apiCallCount)}`;
-    return d.write(function* () {
-      yield* exec(sql`
+    return d.write(
+      function* () {
+        yield* exec(sql`
         INSERT INTO ${d.t.sessions} (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
         ON CONFLICT (id) DO NOTHING`);
-      yield* exec(sql`UPDATE ${d.t.sessions} SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
-    }, { lane: id });
+        yield* exec(sql`UPDATE ${d.t.sessions} SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
+      },
+      { lane: id },
+    );
   }
 
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
@@ -198,24 +230,31 @@ export class SessionRepo {
     const { d } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     // A session may hold tens of thousands of messages (and their index rows): off the event loop.
-    return d.maintain(function* () {
-      // Lock the row before deleting its messages: an append that holds it commits first and its message
-      // goes with the rest; one that comes after finds no session. Never a message left without its session.
-      if (!(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}${d.forUpdate}`))) return false;
-      yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
-      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
-      yield* exec(sql`DELETE FROM ${d.t.sessions} WHERE id = ${d.text(id)}`);
-      return true;
-    }, { lane: id });
+    return d.maintain(
+      function* () {
+        // Lock the row before deleting its messages: an append that holds it commits first and its message
+        // goes with the rest; one that comes after finds no session. Never a message left without its session.
+        if (!(yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}${d.forUpdate}`)))
+          return false;
+        yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id = ${d.text(id)}`);
+        yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
+        yield* exec(sql`DELETE FROM ${d.t.sessions} WHERE id = ${d.text(id)}`);
+        return true;
+      },
+      { lane: id },
+    );
   }
 
   async clearMessages(sessionId: string): Promise<void> {
     const { d } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.maintain(function* () {
-      yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
-      yield* exec(sql`UPDATE ${d.t.sessions} SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
-    }, { lane: id });
+    return d.maintain(
+      function* () {
+        yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
+        yield* exec(sql`UPDATE ${d.t.sessions} SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
+      },
+      { lane: id },
+    );
   }
 
   /** How many sessions `prune` would delete now (for a dry run). */
@@ -256,7 +295,10 @@ export class SessionRepo {
           batch.push(String(c.id));
         }
         if (batch.length === 0) return 0;
-        const ids = sql.join(batch.map((id) => d.text(id)), sql`, `);
+        const ids = sql.join(
+          batch.map((id) => d.text(id)),
+          sql`, `,
+        );
         yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
         yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id IN (${ids})`);
         return (yield* rows(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids}) RETURNING id`)).length;
@@ -270,7 +312,9 @@ export class SessionRepo {
     const { d } = this.ctx;
     return d.read(function* () {
       const row = yield* first<{ n: unknown }>(
-        source ? sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} WHERE source = ${d.text(source)}` : sql`SELECT COUNT(*) AS n FROM ${d.t.sessions}`,
+        source
+          ? sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} WHERE source = ${d.text(source)}`
+          : sql`SELECT COUNT(*) AS n FROM ${d.t.sessions}`,
       );
       return d.decode.int(row?.n);
     });
@@ -291,7 +335,12 @@ export class SessionRepo {
     if (!o.includeChildren) conditions.push(rootsAndBranches(d));
     if (o.source) conditions.push(sql`s.source = ${d.text(o.source)}`);
     if (o.excludeSources && o.excludeSources.length > 0) {
-      conditions.push(sql`s.source NOT IN (${sql.join(o.excludeSources.map((s) => d.text(s)), sql`, `)})`);
+      conditions.push(
+        sql`s.source NOT IN (${sql.join(
+          o.excludeSources.map((s) => d.text(s)),
+          sql`, `,
+        )})`,
+      );
     }
     const where = whereAll(conditions);
     const limit = sqlLimit(o.limit);

@@ -115,7 +115,11 @@ export class TelegramTopicRepo {
   isSessionLinked(sessionId: string): Promise<boolean> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return (yield* first(sql`SELECT 1 AS hit FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(sessionId)} LIMIT 1`)) !== undefined;
+      return (
+        (yield* first(
+          sql`SELECT 1 AS hit FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(sessionId)} LIMIT 1`,
+        )) !== undefined
+      );
     });
   }
 

@@ -44,24 +44,32 @@ export class TitleRepo {
   async set(sessionId: string, title: string | null | undefined): Promise<boolean> {
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
-    const cleaned = v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title') ?? null;
+    const cleaned =
+      v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title') ?? null;
     const { d } = this.ctx;
-    return d.write(function* () {
-      if (cleaned !== null) {
-        const holder = yield* first<{ id: unknown }>(
-          sql`SELECT id FROM ${d.t.sessions} WHERE title = ${d.text(cleaned)} AND id <> ${d.text(sessionId)}`,
+    return d.write(
+      function* () {
+        if (cleaned !== null) {
+          const holder = yield* first<{ id: unknown }>(
+            sql`SELECT id FROM ${d.t.sessions} WHERE title = ${d.text(cleaned)} AND id <> ${d.text(sessionId)}`,
+          );
+          if (holder) throw new TitleConflictError(cleaned, String(holder.id));
+        }
+        const updated = yield* rows(
+          sql`UPDATE ${d.t.sessions} SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`,
         );
-        if (holder) throw new TitleConflictError(cleaned, String(holder.id));
-      }
-      const updated = yield* rows(sql`UPDATE ${d.t.sessions} SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`);
-      return updated.length > 0;
-    }, { lane: sessionId });
+        return updated.length > 0;
+      },
+      { lane: sessionId },
+    );
   }
 
   get(sessionId: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first<{ title: unknown }>(sql`SELECT title FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
+      const row = yield* first<{ title: unknown }>(
+        sql`SELECT title FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`,
+      );
       return row?.title === null || row?.title === undefined ? null : String(row.title);
     });
   }
@@ -108,4 +116,3 @@ export class TitleRepo {
     });
   }
 }
-

@@ -46,7 +46,10 @@ type EpochSecondsValues = { data: number; driverData: string };
 export interface EpochSecondsBuilder {
   (): PgCustomColumnBuilder<ConvertCustomConfig<'', EpochSecondsValues>>;
   (fieldConfig?: Record<string, unknown>): PgCustomColumnBuilder<ConvertCustomConfig<'', EpochSecondsValues>>;
-  <TName extends string>(dbName: TName, fieldConfig?: unknown): PgCustomColumnBuilder<ConvertCustomConfig<TName, EpochSecondsValues>>;
+  <TName extends string>(
+    dbName: TName,
+    fieldConfig?: unknown,
+  ): PgCustomColumnBuilder<ConvertCustomConfig<TName, EpochSecondsValues>>;
 }
 
 /** `timestamptz` in the database, Unix epoch seconds (a number) in TypeScript. */
@@ -209,10 +212,12 @@ export type HermesPgTables = typeof defaultTables;
 export function hermesPgTables(schemaName?: string): HermesPgTables {
   if (schemaName === undefined || schemaName === 'public') return defaultTables;
   const checked = pgSchemaName.safeParse(schemaName);
-  if (!checked.success) throw new ValidationError('schemaName', checked.error.issues[0]?.message ?? 'invalid', { cause: checked.error });
+  if (!checked.success)
+    throw new ValidationError('schemaName', checked.error.issues[0]?.message ?? 'invalid', { cause: checked.error });
   let tables = bySchema.get(schemaName);
   // Only the schema differs, which the column types do not depend on.
-  if (!tables) bySchema.set(schemaName, (tables = buildTables(pgSchema(schemaName).table) as unknown as HermesPgTables));
+  if (!tables)
+    bySchema.set(schemaName, (tables = buildTables(pgSchema(schemaName).table) as unknown as HermesPgTables));
   return tables;
 }
 const bySchema = new Map<string, HermesPgTables>();

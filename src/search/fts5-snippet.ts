@@ -23,7 +23,13 @@ export interface SnippetOptions {
   mode: QueryMode;
 }
 
-export const DEFAULT_SNIPPET_OPTIONS: SnippetOptions = { open: '>>>', close: '<<<', ellipsis: '...', tokens: 40, mode: 'words' };
+export const DEFAULT_SNIPPET_OPTIONS: SnippetOptions = {
+  open: '>>>',
+  close: '<<<',
+  ellipsis: '...',
+  tokens: 40,
+  mode: 'words',
+};
 
 /** Texts up to this many UTF-16 units get the exact algorithm over the whole text. */
 export const SNIPPET_FULL_CHARS = 16_384;
@@ -126,7 +132,11 @@ interface InstanceList {
 }
 
 /** Start positions of a phrase among the tokens (consecutive tokens; a prefix phrase's last token a prefix). */
-function phrasePositions(p: CompiledPhrase, texts: readonly string[], index: (() => Map<string, number[]>) | null): number[] {
+function phrasePositions(
+  p: CompiledPhrase,
+  texts: readonly string[],
+  index: (() => Map<string, number[]>) | null,
+): number[] {
   const n = p.tokens.length;
   if (n === 0) return [];
   const first = p.tokens[0]!;
@@ -212,7 +222,10 @@ export function matchingInstances(
   tokens: ReadonlyArray<Token | string>,
   mode: QueryMode = 'words',
 ): { instances: PhraseInstance[]; phraseSizes: number[] } {
-  const list = instancesOf(compile(root, mode), tokens.map((t) => (typeof t === 'string' ? t : t.text)));
+  const list = instancesOf(
+    compile(root, mode),
+    tokens.map((t) => (typeof t === 'string' ? t : t.text)),
+  );
   const instances: PhraseInstance[] = [];
   for (let j = 0; j < list.count; j++) instances.push({ phrase: list.phrase[j]!, pos: list.pos[j]! });
   return { instances, phraseSizes: list.sizes };
@@ -437,7 +450,10 @@ function lowerBound(a: Int32Array, n: number, value: number): number {
 
 // --- entry points ------------------------------------------------------------------------------------------
 
-const withDefaults = (options?: Partial<SnippetOptions>): SnippetOptions => ({ ...DEFAULT_SNIPPET_OPTIONS, ...options });
+const withDefaults = (options?: Partial<SnippetOptions>): SnippetOptions => ({
+  ...DEFAULT_SNIPPET_OPTIONS,
+  ...options,
+});
 
 /** FTS5's snippet() over the whole text, whatever its length (cost linear in the text, n log n in matches). */
 export function fts5SnippetFull(text: string, root: QueryNode, options?: Partial<SnippetOptions>): string {
@@ -452,7 +468,15 @@ export function fts5SnippetFull(text: string, root: QueryNode, options?: Partial
     ends.push(sc.end);
     texts.push(sc.text);
   }
-  const region: Region = { text, starts, ends, base: 0, complete: true, endOff: text.length, scoreLimit: starts.length };
+  const region: Region = {
+    text,
+    starts,
+    ends,
+    base: 0,
+    complete: true,
+    endOff: text.length,
+    scoreLimit: starts.length,
+  };
   return snippetOf(region, instancesOf(q, texts), o);
 }
 
@@ -517,7 +541,12 @@ class PresenceScan {
     for (let j = 0; j < n - 1; j++) if (ringText[(at + j) % ringSize] !== p.tokens[j]) return;
     const regionBase = Math.max(0, at - this.lead);
     const off = ringStart[at % ringSize]!;
-    this.found.set(p.index, { at, regionBase, regionOff: regionBase === 0 ? 0 : ringStart[regionBase % ringSize]!, off });
+    this.found.set(p.index, {
+      at,
+      regionBase,
+      regionOff: regionBase === 0 ? 0 : ringStart[regionBase % ringSize]!,
+      off,
+    });
     if (this.firstOff < 0) this.firstOff = off;
     this.remaining--;
   }

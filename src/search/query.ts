@@ -61,7 +61,8 @@ function lex(input: string): Token[] {
       let name = '';
       while (j < chars.length && isBarewordChar(chars[j]!)) name += chars[j++];
       j = skipSpace(j);
-      if (chars[j] !== ':' || name.toLowerCase() !== COLUMN || filterOpen) throw new QueryError(`no such column: ${name}`);
+      if (chars[j] !== ':' || name.toLowerCase() !== COLUMN || filterOpen)
+        throw new QueryError(`no such column: ${name}`);
       filterOpen = true;
       negatedFilter = true;
       i = j + 1;

@@ -9,7 +9,12 @@ import type { QueryNode } from './query.js';
  * The snippet FTS5's snippet(…, '>>>', '<<<', '...', 40) gives for `text`. `truncated` says `text` is only
  * the head of the row's indexed text (huge rows send no more), so there is more after it.
  */
-export function boundedSnippet(text: string, match: QueryNode, path: 'words' | 'substrings', truncated: boolean): string {
+export function boundedSnippet(
+  text: string,
+  match: QueryNode,
+  path: 'words' | 'substrings',
+  truncated: boolean,
+): string {
   const out = fts5Snippet(text, match, { mode: path });
   return truncated && !out.endsWith('...') ? `${out}...` : out;
 }

@@ -43,7 +43,8 @@ loadClasses(CONTINUE_RANGES, 2);
 {
   // Sort the astral ranges of both classes together by start (triples).
   const triples: Array<[number, number, number]> = [];
-  for (let i = 0; i < ASTRAL_CLASS.length; i += 3) triples.push([ASTRAL_CLASS[i]!, ASTRAL_CLASS[i + 1]!, ASTRAL_CLASS[i + 2]!]);
+  for (let i = 0; i < ASTRAL_CLASS.length; i += 3)
+    triples.push([ASTRAL_CLASS[i]!, ASTRAL_CLASS[i + 1]!, ASTRAL_CLASS[i + 2]!]);
   triples.sort((a, b) => a[0] - b[0]);
   ASTRAL_CLASS.length = 0;
   for (const t of triples) ASTRAL_CLASS.push(...t);
@@ -272,7 +273,9 @@ export class TrigramScanner {
       return s.slice(this.s0, this.e2);
     }
     return (
-      (this.f0 ?? s.slice(this.s0, this.e0)) + (this.f1 ?? s.slice(this.s1, this.e1)) + (this.f2 ?? s.slice(this.s2, this.e2))
+      (this.f0 ?? s.slice(this.s0, this.e0)) +
+      (this.f1 ?? s.slice(this.s1, this.e1)) +
+      (this.f2 ?? s.slice(this.s2, this.e2))
     );
   }
 }

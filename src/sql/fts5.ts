@@ -41,7 +41,9 @@ export const sqliteSearch: SearchStatements = {
       const from = where
         ? sql`FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id WHERE ${fts} MATCH ${fts5Match(match)} ${where}`
         : sql`FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)}`;
-      const [row] = yield* rows<{ bound: number }>(sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`);
+      const [row] = yield* rows<{ bound: number }>(
+        sql`SELECT ${fts}.rowid AS bound ${from} ORDER BY ${fts}.rowid DESC LIMIT 1 OFFSET ${cap - 1}`,
+      );
       bound = row ? Number(row.bound) : null;
     }
     const page = yield* rows(sql`SELECT ${HIT_COLUMNS}
@@ -60,7 +62,10 @@ export const sqliteSearch: SearchStatements = {
         CASE WHEN ${small} THEN snippet(${fts}, 0, '>>>', '<<<', '...', 40) END AS snippet,
         CASE WHEN ${small} THEN NULL ELSE substr(${fts}.content, 1, ${SNIPPET_HEAD_CHARS}) END AS search_text,
         CASE WHEN ${small} THEN 0 ELSE length(${fts}.content) > ${SNIPPET_HEAD_CHARS} END AS truncated
-      FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid IN (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})`;
+      FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid IN (${sql.join(
+        ids.map((id) => sql`${id}`),
+        sql`, `,
+      )})`;
   },
   matchesMessage: (path, match, id) => {
     const fts = TABLES[path];

@@ -72,7 +72,13 @@ export function idsByActivity(d: Dialect, source: string | null | undefined, lim
 
 // One index seek per session for its latest message (idx_messages_session), not a GROUP BY over every message:
 // at 200,000 messages that read was one 150 ms synchronous stretch at the start of an export.
-function activityOrder(d: Dialect, columns: SQL, source: string | null | undefined, limit: number, offset: number): SQL {
+function activityOrder(
+  d: Dialect,
+  columns: SQL,
+  source: string | null | undefined,
+  limit: number,
+  offset: number,
+): SQL {
   return sql`
     SELECT ${columns}, COALESCE((SELECT MAX(m.timestamp) FROM ${d.t.messages} m WHERE m.session_id = s.id), s.started_at) AS last_active
     FROM ${d.t.sessions} s

@@ -23,7 +23,10 @@ const MAX_PREFIX_TERMS = 1000;
 const MAX_MERGED_SCANS = 32;
 
 const NOTHING = (columns: number[]) =>
-  sql`SELECT NULL::int8 AS id, NULL::int AS dl${sql.join(columns.map((j) => sql`, NULL::int AS ${f(j)}`), sql``)} WHERE false`;
+  sql`SELECT NULL::int8 AS id, NULL::int AS dl${sql.join(
+    columns.map((j) => sql`, NULL::int AS ${f(j)}`),
+    sql``,
+  )} WHERE false`;
 const f = (j: number) => sql.raw(`f${j}`);
 
 /** The first string after every string that starts with `prefix` (byte order = code point order), if any. */
@@ -38,12 +41,20 @@ export function prefixEnd(prefix: string): string | null {
 function prefixRange(alias: string, prefix: string): SQL {
   const term = sql.raw(`${alias}.term`);
   const end = prefixEnd(prefix);
-  return end === null ? sql`${term} >= ${prefix} AND starts_with(${term}, ${prefix})` : sql`${term} >= ${prefix} AND ${term} < ${end}`;
+  return end === null
+    ? sql`${term} >= ${prefix} AND starts_with(${term}, ${prefix})`
+    : sql`${term} >= ${prefix} AND ${term} < ${end}`;
 }
 
 /** The words present that start with each prefix (null: more than MAX_PREFIX_TERMS), walked as a loose index scan. */
 export function* prefixTerms(n: PgNames, match: QueryNode): Op<Map<string, string[] | null>> {
-  const prefixes = [...new Set(allPhrases(match).filter((p) => p.prefix && p.tokens.length > 0).map((p) => p.tokens.at(-1)!))];
+  const prefixes = [
+    ...new Set(
+      allPhrases(match)
+        .filter((p) => p.prefix && p.tokens.length > 0)
+        .map((p) => p.tokens.at(-1)!),
+    ),
+  ];
   const out = new Map<string, string[] | null>();
   for (const prefix of prefixes) {
     const found = yield* rows<{ term: string }>(sql`WITH RECURSIVE t(term) AS (
@@ -57,7 +68,11 @@ export function* prefixTerms(n: PgNames, match: QueryNode): Op<Map<string, strin
   return out;
 }
 
-const textArray = (items: string[]) => sql`ARRAY[${sql.join(items.map((i) => sql`${i}::text`), sql`, `)}]::text[]`;
+const textArray = (items: string[]) =>
+  sql`ARRAY[${sql.join(
+    items.map((i) => sql`${i}::text`),
+    sql`, `,
+  )}]::text[]`;
 
 export interface Bm25Weights {
   idf: number[];
@@ -111,7 +126,10 @@ export class PostingsCompiler {
     const counted = distinct.length > 1;
     const index = new Map(distinct.map((k, i) => [k, i]));
     const hitColumns = counted
-      ? sql`, ${sql.join(distinct.map((k, i) => sql`${this.documentCount(phrases[keys.indexOf(k)]!)} AS ${sql.raw(`h${i}`)}`), sql`, `)}`
+      ? sql`, ${sql.join(
+          distinct.map((k, i) => sql`${this.documentCount(phrases[keys.indexOf(k)]!)} AS ${sql.raw(`h${i}`)}`),
+          sql`, `,
+        )}`
       : sql``;
     return {
       sql: sql`SELECT
@@ -156,7 +174,8 @@ export class PostingsCompiler {
       return found!;
     };
     const branches = filter === null ? this.branches(this.root) : null;
-    if (branches !== null && branches.length > MAX_MERGED_SCANS) return yield* this.windowed(yield* this.weights(), offset, count);
+    if (branches !== null && branches.length > MAX_MERGED_SCANS)
+      return yield* this.windowed(yield* this.weights(), offset, count);
     if (branches !== null && branches.length > 1) {
       // An OR of words and prefixes: Postgres merges the words' id-ordered scans and stops after `streamed` rows.
       for (let streamed = 4 * (limit + 1); streamed <= 64 * (limit + 1); streamed *= 4) {
@@ -165,7 +184,8 @@ export class PostingsCompiler {
         // Complete when the page fills before the last message read (whose rows the LIMIT may cut), or when
         // the scans ran out before the LIMIT; otherwise read four times as many rows.
         if (found !== null) {
-          if (found.length > limit || found.reduce((n, r) => n + Number(r.n), 0) < streamed) return this.rankHere(found, weights!, offset, count);
+          if (found.length > limit || found.reduce((n, r) => n + Number(r.n), 0) < streamed)
+            return this.rankHere(found, weights!, offset, count);
           continue;
         }
         const page = yield* this.ranked(merged, this.allColumns(), weights!, offset, count);
@@ -173,8 +193,14 @@ export class PostingsCompiler {
       }
     }
     const top = this.node(this.root, filter === null);
-    const columns = sql.join(top.phrases.map((j) => sql`, r.${f(j)}`), sql``);
-    const join = filter === null ? sql`` : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
+    const columns = sql.join(
+      top.phrases.map((j) => sql`, r.${f(j)}`),
+      sql``,
+    );
+    const join =
+      filter === null
+        ? sql``
+        : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
     const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id DESC LIMIT ${limit}::int8`;
     const found = yield* withWeights(candidates);
     if (found !== null) return this.rankHere(found, weights!, offset, count);
@@ -235,19 +261,26 @@ export class PostingsCompiler {
    */
   private *windowed(weights: Bm25Weights, offset: number, count: number): Op<{ ids: number[]; capped: boolean }> {
     const limit = this.cap + 1;
-    const [newest] = yield* rows<{ top: string | number }>(sql`SELECT COALESCE(max(id), 0) AS top FROM ${this.n.messages}`);
+    const [newest] = yield* rows<{ top: string | number }>(
+      sql`SELECT COALESCE(max(id), 0) AS top FROM ${this.n.messages}`,
+    );
     const top = Number(newest!.top);
     try {
       // A first look at the newest ids, counting only, sizes the window: matches are spread about evenly over ids.
       const sample = Math.ceil(limit / 2);
       this.bound = top - sample > 0 ? top - sample : null;
-      const [seen] = yield* rows<{ n: string | number }>(sql`SELECT count(*) AS n FROM (${this.node(this.root, false).sql}) r`);
+      const [seen] = yield* rows<{ n: string | number }>(
+        sql`SELECT count(*) AS n FROM (${this.node(this.root, false).sql}) r`,
+      );
       const density = Number(seen!.n) / sample;
       let window = density > 0 ? Math.ceil((1.25 * limit) / density) : 64 * limit;
       for (;;) {
         this.bound = top - window > 0 ? top - window : null;
         const relation = this.node(this.root, false);
-        const columns = sql.join(relation.phrases.map((j) => sql`, r.${f(j)}`), sql``);
+        const columns = sql.join(
+          relation.phrases.map((j) => sql`, r.${f(j)}`),
+          sql``,
+        );
         const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${relation.sql}) r ORDER BY r.id DESC LIMIT ${limit}::int8`;
         const page = yield* this.ranked(candidates, relation.phrases, weights, offset, count);
         if (page.groups >= limit || this.bound === null) return page;
@@ -268,7 +301,8 @@ export class PostingsCompiler {
     const bound = this.bound === null ? sql`` : sql` AND ${id} > ${this.bound}::int8`;
     // One text parameter ('{1,2,3}'), however many ids: they are integers this code read from the database.
     const among = this.among === null ? sql`` : sql` AND ${id} = ANY (${`{${this.among.join(',')}}`}::int8[])`;
-    const beyond = this.beyond === null ? sql`` : sql` AND ${id} ${sql.raw(this.beyond.below ? '<' : '>')} ${this.beyond.id}::int8`;
+    const beyond =
+      this.beyond === null ? sql`` : sql` AND ${id} ${sql.raw(this.beyond.below ? '<' : '>')} ${this.beyond.id}::int8`;
     return sql`${bound}${among}${beyond}`;
   }
 
@@ -284,18 +318,24 @@ export class PostingsCompiler {
     this.descending = descending;
     this.leafLimit = n + 1;
     try {
-      const timed = (ids: SQL) => sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN ${this.n.messages} m ON m.id = g.id ORDER BY g.id ${this.order()}`;
+      const timed = (ids: SQL) =>
+        sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN ${this.n.messages} m ON m.id = g.id ORDER BY g.id ${this.order()}`;
       const branches = filter === null ? this.branches(this.root) : null;
       if (branches !== null && branches.length > 1 && branches.length <= MAX_MERGED_SCANS && n <= 100_000) {
         for (let streamed = 4 * (n + 1); streamed <= 64 * (n + 1); streamed *= 4) {
-          const found = yield* rows<{ id: string | number; t: string; n: string | number }>(timed(this.mergedPage(branches, streamed, n + 1)));
+          const found = yield* rows<{ id: string | number; t: string; n: string | number }>(
+            timed(this.mergedPage(branches, streamed, n + 1)),
+          );
           if (found.length > n || found.reduce((k, r) => k + Number(r.n), 0) < streamed) {
             return found.slice(0, n).map((r) => ({ id: Number(r.id), t: r.t }));
           }
         }
       }
       const top = this.node(this.root, false);
-      const join = filter === null ? sql`` : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
+      const join =
+        filter === null
+          ? sql``
+          : sql`JOIN ${this.n.messages} m ON m.id = r.id JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
       const found = yield* rows<{ id: string | number; t: string }>(
         timed(sql`SELECT r.id, 1 AS n FROM (${top.sql}) r ${join} ORDER BY r.id ${this.order()} LIMIT ${n}::int8`),
       );
@@ -342,7 +382,8 @@ export class PostingsCompiler {
     this.among = ids;
     try {
       const top = this.node(this.root, false);
-      const filtered = filter === null ? sql`` : sql`JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
+      const filtered =
+        filter === null ? sql`` : sql`JOIN ${this.n.sessions} s ON s.id = m.session_id WHERE true ${filter}`;
       const found = yield* rows<{ id: string | number; t: string }>(
         sql`SELECT r.id, m.timestamp::text AS t FROM (${top.sql}) r JOIN ${this.n.messages} m ON m.id = r.id ${filtered}`,
       );
@@ -359,7 +400,11 @@ export class PostingsCompiler {
    */
   private branches(node: QueryNode): SQL[] | null {
     const all = allPhrases(this.root).map((_, j) => j);
-    const row = (own: number, value: SQL) => sql.join(all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
+    const row = (own: number, value: SQL) =>
+      sql.join(
+        all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)),
+        sql``,
+      );
     const scan = (j: number, term: string) =>
       sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM ${this.n.messageSearchTerms} WHERE term = ${term} ORDER BY message_id ${this.order()})`;
     if (node.kind === 'or') {
@@ -376,7 +421,10 @@ export class PostingsCompiler {
   private sortedChild(node: QueryNode, all: number[]): SQL {
     const relation = this.node(node, true);
     const own = new Set(relation.phrases);
-    const columns = sql.join(all.map((j) => (own.has(j) ? sql`, c.${f(j)}` : sql`, NULL::int AS ${f(j)}`)), sql``);
+    const columns = sql.join(
+      all.map((j) => (own.has(j) ? sql`, c.${f(j)}` : sql`, NULL::int AS ${f(j)}`)),
+      sql``,
+    );
     return sql`(SELECT c.id, c.dl${columns} FROM (${relation.sql}) c ORDER BY c.id ${this.order()})`;
   }
 
@@ -386,7 +434,10 @@ export class PostingsCompiler {
    */
   private mergedPage(branches: SQL[], streamed: number, groups: number): SQL {
     const all = allPhrases(this.root).map((_, j) => j);
-    const sums = sql.join(all.map((j) => sql`, sum(s.${f(j)})::int AS ${f(j)}`), sql``);
+    const sums = sql.join(
+      all.map((j) => sql`, sum(s.${f(j)})::int AS ${f(j)}`),
+      sql``,
+    );
     return sql`SELECT s.id, max(s.dl) AS dl${sums}, count(*) AS n FROM (
         SELECT * FROM (${sql.join(branches, sql` UNION ALL `)}) u ORDER BY u.id ${this.order()} LIMIT ${streamed}::int8) s
       GROUP BY s.id ORDER BY s.id ${this.order()} LIMIT ${groups}::int8`;
@@ -409,7 +460,9 @@ export class PostingsCompiler {
         const phrases = children.flatMap((c) => c.phrases);
         const columns = children.flatMap((c, k) => c.phrases.map((j) => sql`, ${sql.raw(`c${k}`)}.${f(j)}`));
         const from = sql.join(
-          children.map((c, k) => (k === 0 ? sql`(${c.sql}) c0` : sql`JOIN (${c.sql}) ${sql.raw(`c${k}`)} ON ${sql.raw(`c${k}`)}.id = c0.id`)),
+          children.map((c, k) =>
+            k === 0 ? sql`(${c.sql}) c0` : sql`JOIN (${c.sql}) ${sql.raw(`c${k}`)} ON ${sql.raw(`c${k}`)}.id = c0.id`,
+          ),
           sql` `,
         );
         return { sql: sql`SELECT c0.id, c0.dl${sql.join(columns, sql``)} FROM ${from}`, phrases };
@@ -452,11 +505,14 @@ export class PostingsCompiler {
       };
     }
     const prefixWords = phrase.prefix ? this.terms.get(tokens.at(-1)!) : undefined;
-    if (prefixWords !== undefined && prefixWords !== null && prefixWords.length === 0) return { sql: NOTHING([j]), phrases: [j] };
+    if (prefixWords !== undefined && prefixWords !== null && prefixWords.length === 0)
+      return { sql: NOTHING([j]), phrases: [j] };
     if (tokens.length === 1) {
       // A prefix: each word's newest matches when the cap applies here, else the whole key range, summed per message.
       const prefix = tokens[0]!;
-      const newestOfEach = limitable ? sql` ORDER BY x.message_id ${this.order()} LIMIT ${this.leafLimit}::int8` : sql``;
+      const newestOfEach = limitable
+        ? sql` ORDER BY x.message_id ${this.order()} LIMIT ${this.leafLimit}::int8`
+        : sql``;
       const words = prefixWords
         ? sql`SELECT p.* FROM unnest(${textArray(prefixWords)}) AS k(term) CROSS JOIN LATERAL (
             SELECT x.message_id AS id, x.doc_length AS dl, cardinality(x.positions) AS n FROM ${this.n.messageSearchTerms} x
@@ -474,7 +530,9 @@ export class PostingsCompiler {
     for (let i = 1; i < tokens.length; i++) {
       const last = i === tokens.length - 1 && phrase.prefix;
       if (!last) {
-        joins.push(sql`JOIN ${this.n.messageSearchTerms} ${alias(i)} ON ${alias(i)}.message_id = a0.message_id AND ${alias(i)}.term = ${tokens[i]!}`);
+        joins.push(
+          sql`JOIN ${this.n.messageSearchTerms} ${alias(i)} ON ${alias(i)}.message_id = a0.message_id AND ${alias(i)}.term = ${tokens[i]!}`,
+        );
       } else if (prefixWords) {
         joins.push(sql`CROSS JOIN LATERAL (SELECT array_agg(p) AS positions FROM ${this.n.messageSearchTerms} x, unnest(x.positions) p
           WHERE x.term = ANY (${textArray(prefixWords)}) AND x.message_id = a0.message_id) ${alias(i)}`);

@@ -27,7 +27,9 @@ const lexemeText = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/
 export function tsqueryText(node: QueryNode): string {
   switch (node.kind) {
     case 'phrase': {
-      const parts = node.tokens.map((t, i) => `${lexemeText(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`);
+      const parts = node.tokens.map(
+        (t, i) => `${lexemeText(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`,
+      );
       return parts.length === 1 ? parts[0]! : `(${parts.join(' <-> ')})`;
     }
     case 'and':
@@ -45,9 +47,15 @@ function substringPredicate(n: PgNames, node: QueryNode): SQL {
     case 'phrase':
       return sql`${searchText(n)} ILIKE ${containsPattern(node.text)} ESCAPE '\\'`;
     case 'and':
-      return sql`(${sql.join(node.children.map((c) => substringPredicate(n, c)), sql` AND `)})`;
+      return sql`(${sql.join(
+        node.children.map((c) => substringPredicate(n, c)),
+        sql` AND `,
+      )})`;
     case 'or':
-      return sql`(${sql.join(node.children.map((c) => substringPredicate(n, c)), sql` OR `)})`;
+      return sql`(${sql.join(
+        node.children.map((c) => substringPredicate(n, c)),
+        sql` OR `,
+      )})`;
     case 'not':
       return sql`(${substringPredicate(n, node.left)} AND NOT ${substringPredicate(n, node.right)})`;
   }
@@ -55,7 +63,8 @@ function substringPredicate(n: PgNames, node: QueryNode): SQL {
 
 /** The match condition of a query over `messages m` (`from` adds what the condition needs). */
 function matchFrom(n: PgNames, path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
-  if (path === 'words') return { from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`, condition: sql`m.search_vector @@ q` };
+  if (path === 'words')
+    return { from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`, condition: sql`m.search_vector @@ q` };
   return { from: sql``, condition: substringPredicate(n, match) };
 }
 
@@ -67,7 +76,13 @@ function substringOrder(order: SearchOrder): SQL {
 
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
-const textArray = (items: string[]) => (items.length === 0 ? sql`ARRAY[]::text[]` : sql`ARRAY[${sql.join(items.map((i) => sql`${i}::text`), sql`, `)}]`);
+const textArray = (items: string[]) =>
+  items.length === 0
+    ? sql`ARRAY[]::text[]`
+    : sql`ARRAY[${sql.join(
+        items.map((i) => sql`${i}::text`),
+        sql`, `,
+      )}]`;
 
 /** The CJK characters of a token as message_cjk_grams() indexes them: each run's adjacent pairs, or the lone character. */
 export function cjkGrams(token: string): string[] {
@@ -85,7 +100,10 @@ const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}
 function* hitRows(n: PgNames, ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
   const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
-    WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`);
+    WHERE m.id IN (${sql.join(
+      ids.map((id) => sql`${id}::int8`),
+      sql`, `,
+    )})`);
   const byId = new Map(found.map((r) => [Number(r.id), r]));
   return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
 }
@@ -124,7 +142,9 @@ function* wordsPage(
     // The page spans `span` ids; as many messages lie in its stretch of time when ids follow time, against
     // about docs * end / span matches of the query beyond it (each costing a few index reads more).
     const span = Math.abs(timed[0]!.id - lastId) + 1;
-    const [stats] = yield* rows<{ docs: string | number }>(sql`SELECT COALESCE(sum(docs), 0) AS docs FROM ${n.messageSearchStats}`);
+    const [stats] = yield* rows<{ docs: string | number }>(
+      sql`SELECT COALESCE(sum(docs), 0) AS docs FROM ${n.messageSearchStats}`,
+    );
     if (span * span > 5 * Number(stats!.docs) * end) {
       timed.push(...(yield* compiler.matchesBeyond(where, lastId, newest, edge.t)));
     } else {
@@ -133,7 +153,12 @@ function* wordsPage(
         WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge.t}::timestamptz AND m.id ${sql.raw(newest ? '<' : '>')} ${lastId}::int8
         ORDER BY m.timestamp ${sql.raw(newest ? 'ASC' : 'DESC')} LIMIT ${timeChecks(cap) + 1}::int8`);
       if (others.length > timeChecks(cap)) return yield* timeScanPage(n, compiler, match, where, order, limit, offset);
-      timed.push(...(yield* compiler.matchesAmong(where, others.map((r) => Number(r.id)))));
+      timed.push(
+        ...(yield* compiler.matchesAmong(
+          where,
+          others.map((r) => Number(r.id)),
+        )),
+      );
     }
   }
   const time = new Map<number, number>(timed.map((r) => [r.id, timestamptzToEpochSeconds(r.t)]));
@@ -162,10 +187,15 @@ function* timeScanPage(
     ORDER BY m.timestamp ${direction}, m.id LIMIT ${end}::int8`);
   // A group of equal times reaching past the page's end is read whole: rank decides who is in the page.
   const last = prefix.at(-1);
-  const tail = last && prefix.length === end
-    ? yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`)
-    : [];
-  const time = new Map<number, number>([...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]));
+  const tail =
+    last && prefix.length === end
+      ? yield* rows(
+          sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m ${sessions} WHERE ${filter} AND m.timestamp = ${String(last.t)}::timestamptz`,
+        )
+      : [];
+  const time = new Map<number, number>(
+    [...prefix, ...tail].map((r) => [Number(r.id), timestamptzToEpochSeconds(String(r.t))]),
+  );
   return { rows: yield* hitRows(n, yield* byTimeThenRank(compiler, order, time, offset, end)), capped: false };
 }
 
@@ -194,7 +224,9 @@ function* byTimeThenRank(
     }
   }
   const sign = order === 'newest' ? -1 : 1;
-  const ordered = [...time.keys()].sort((a, b) => sign * (time.get(a)! - time.get(b)!) || (scores.get(a) ?? 0) - (scores.get(b) ?? 0) || a - b);
+  const ordered = [...time.keys()].sort(
+    (a, b) => sign * (time.get(a)! - time.get(b)!) || (scores.get(a) ?? 0) - (scores.get(b) ?? 0) || a - b,
+  );
   return ordered.slice(offset, end);
 }
 
@@ -205,7 +237,8 @@ export function pgSearch(n: PgNames): SearchStatements {
       if (path === 'words') return yield* wordsPage(n, match, where, order, limit, offset, cap);
       // Substring matches are found as Hermes finds them; their relevance order is newest first (no cap needed).
       const { from, condition } = matchFrom(n, path, match);
-      const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id ${from}
+      const found =
+        yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id ${from}
         WHERE ${condition} ${where ?? sql``}
         ORDER BY ${substringOrder(order)}
         LIMIT ${limit}::int8 OFFSET ${offset}::int8`);
@@ -220,7 +253,10 @@ export function pgSearch(n: PgNames): SearchStatements {
       return sql`SELECT m.id, NULL AS snippet,
           CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_CHARS}::int) ELSE ${searchText(n)} END AS search_text,
           COALESCE(${big}, false) AS truncated
-        FROM ${n.messages} m WHERE m.id IN (${sql.join(ids.map((id) => sql`${id}::int8`), sql`, `)})`;
+        FROM ${n.messages} m WHERE m.id IN (${sql.join(
+          ids.map((id) => sql`${id}::int8`),
+          sql`, `,
+        )})`;
     },
     matchesMessage: (path, match, id) => {
       const { from, condition } = matchFrom(n, path, match);

@@ -15,10 +15,16 @@ export const DEFAULT_PG_SCHEMA = 'public';
  */
 export const pgSchemaName = z
   .string()
-  .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit, at most 63 characters')
+  .regex(
+    /^[a-z_][a-z0-9_]{0,62}$/,
+    'must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit, at most 63 characters',
+  )
   .refine((name) => !name.startsWith('pg_'), 'names starting with pg_ are reserved by PostgreSQL')
   .refine((name) => name !== 'information_schema', 'information_schema is reserved by PostgreSQL')
-  .refine((name) => name !== 'hermes_sessiondb', 'hermes_sessiondb is reserved for the default layout\'s migration history');
+  .refine(
+    (name) => name !== 'hermes_sessiondb',
+    "hermes_sessiondb is reserved for the default layout's migration history",
+  );
 
 /** Our tables, as SQL fragments for FROM / JOIN / INTO / UPDATE. */
 export interface TableNames {
@@ -58,7 +64,8 @@ export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')
 export const quotedSchema = (schema: string): SQL => sql.raw(quoteIdent(schema));
 
 /** A table or function of any schema (an extension's, the migration history's) by its qualified name. */
-export const qualifiedName = (schema: string, name: string): SQL => sql.raw(`${quoteIdent(schema)}.${quoteIdent(name)}`);
+export const qualifiedName = (schema: string, name: string): SQL =>
+  sql.raw(`${quoteIdent(schema)}.${quoteIdent(name)}`);
 
 export function sqliteTableNames(): TableNames {
   return Object.fromEntries(Object.entries(TABLES).map(([key, name]) => [key, sql.raw(name)])) as unknown as TableNames;
@@ -66,7 +73,9 @@ export function sqliteTableNames(): TableNames {
 
 export function pgNames(schema: string = DEFAULT_PG_SCHEMA): PgNames {
   const q = (name: string) => `${quoteIdent(schema)}.${quoteIdent(name)}`;
-  const tables = Object.fromEntries(Object.entries(TABLES).map(([key, name]) => [key, sql.raw(q(name))])) as unknown as TableNames;
+  const tables = Object.fromEntries(
+    Object.entries(TABLES).map(([key, name]) => [key, sql.raw(q(name))]),
+  ) as unknown as TableNames;
   const searchText = sql.raw(q('message_search_text'));
   return {
     ...tables,

@@ -26,6 +26,8 @@ export async function copyStore(from: SessionStore, to: SessionStore, options: C
   const source = storeSource(from);
   const counts = await transferRows(source, to, options);
   const seconds = (performance.now() - started) / 1000;
-  const verification = options.verify ? await verifyTransfer(source, to, { nulReplaced: counts.nulReplaced > 0 }) : undefined;
+  const verification = options.verify
+    ? await verifyTransfer(source, to, { nulReplaced: counts.nulReplaced > 0 })
+    : undefined;
   return { from: from.url, to: to.url, ...counts, seconds, ...(verification ? { verification } : {}) };
 }

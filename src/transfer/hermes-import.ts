@@ -42,7 +42,11 @@ export interface ImportOptions extends TransferOptions {
   verify?: boolean;
 }
 
-export async function importHermesStateDb(file: string, store: SessionStore, options: ImportOptions = {}): Promise<ImportReport> {
+export async function importHermesStateDb(
+  file: string,
+  store: SessionStore,
+  options: ImportOptions = {},
+): Promise<ImportReport> {
   const started = performance.now();
   const source = await HermesFileSource.open(file);
   try {
@@ -56,13 +60,20 @@ export async function importHermesStateDb(file: string, store: SessionStore, opt
  * Import from a snapshot already taken (the CLI takes it before opening the target, so a bad file creates
  * nothing). `started` is when the import began (performance.now()), for the report's seconds. The caller closes `source`.
  */
-export async function importFromSource(source: HermesFileSource, store: SessionStore, options: ImportOptions = {}, started = performance.now()): Promise<ImportReport> {
+export async function importFromSource(
+  source: HermesFileSource,
+  store: SessionStore,
+  options: ImportOptions = {},
+  started = performance.now(),
+): Promise<ImportReport> {
   const file = source.label;
   const counts = await transferRows(source, store, options).catch((error: unknown) => {
     throw error instanceof TransferRefusedError ? new ImportError(file, error.reason, { cause: error }) : error;
   });
   const seconds = (performance.now() - started) / 1000;
-  const verification = options.verify ? await verifyTransfer(source, store, { nulReplaced: counts.nulReplaced > 0 }) : undefined;
+  const verification = options.verify
+    ? await verifyTransfer(source, store, { nulReplaced: counts.nulReplaced > 0 })
+    : undefined;
   return {
     source: file,
     schemaVersion: source.schemaVersion,

@@ -68,7 +68,8 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
     const theirs = new Map(sessions.slice(i, i + CHECK_CHUNK).map((s) => [String(s.id), s]));
     for (const mine of await store.imports.existingSessions([...theirs.keys()])) {
       const t = theirs.get(mine.id)!;
-      if (mine.source !== String(t.source) || !sameTime(mine.startedAt, Number(t.started_at))) found.push(`session ${mine.id}`);
+      if (mine.source !== String(t.source) || !sameTime(mine.startedAt, Number(t.started_at)))
+        found.push(`session ${mine.id}`);
     }
   }
   for (let last = -1; found.length < limit; ) {
@@ -80,7 +81,11 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
       const theirs = new Map(page.slice(i, i + CHECK_CHUNK).map((m) => [Number(m.id), m]));
       for (const mine of await store.imports.existingMessages([...theirs.keys()])) {
         const t = theirs.get(mine.id)!;
-        if (mine.sessionId !== String(t.session_id) || mine.role !== String(t.role) || !sameTime(mine.timestamp, Number(t.timestamp))) {
+        if (
+          mine.sessionId !== String(t.session_id) ||
+          mine.role !== String(t.role) ||
+          !sameTime(mine.timestamp, Number(t.timestamp))
+        ) {
           found.push(`message ${mine.id}`);
         }
       }
@@ -91,9 +96,24 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
 
 const NUL = '\u0000';
 const STRUCTURED = '\u0000json:';
-const JSON_COLUMNS = new Set(['model_config', 'tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']);
+const JSON_COLUMNS = new Set([
+  'model_config',
+  'tool_calls',
+  'reasoning_details',
+  'codex_reasoning_items',
+  'codex_message_items',
+]);
 /** Columns Postgres stores with NUL escaped (free text and JSON; see BulkType 'free' in repos/import.ts). */
-const KEEPS_NUL = new Set([...JSON_COLUMNS, 'content', 'system_prompt', 'tool_call_id', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content']);
+const KEEPS_NUL = new Set([
+  ...JSON_COLUMNS,
+  'content',
+  'system_prompt',
+  'tool_call_id',
+  'tool_name',
+  'finish_reason',
+  'reasoning',
+  'reasoning_content',
+]);
 
 /** JSON text of a column, or null when the column is not JSON (structured content counts as JSON). */
 function jsonBody(key: string, value: string): string | null {
@@ -170,7 +190,11 @@ function treatNul(rows: RawRow[], what: string, mode: 'keep' | 'refuse' | 'repla
   return changed;
 }
 
-export async function transferRows(source: RowSource, store: SessionStore, options: TransferOptions = {}): Promise<TransferCounts> {
+export async function transferRows(
+  source: RowSource,
+  store: SessionStore,
+  options: TransferOptions = {},
+): Promise<TransferCounts> {
   const started = performance.now();
   const elapsed = () => (performance.now() - started) / 1000;
   const progress = (phase: TransferProgress['phase'], done: number, total: number) =>
@@ -185,8 +209,17 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
   if (nulMode === 'refuse' || nulMode === 'keep') {
     const found: string[] = [];
     treatNul(sessions, 'session', nulMode, found);
-    for (const [rows, what] of [[meta, 'state_meta row'], [modes, 'topic mode of chat'], [bindings, 'topic binding of chat']] as const) {
-      treatNul(rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })), what, nulMode, found);
+    for (const [rows, what] of [
+      [meta, 'state_meta row'],
+      [modes, 'topic mode of chat'],
+      [bindings, 'topic binding of chat'],
+    ] as const) {
+      treatNul(
+        rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })),
+        what,
+        nulMode,
+        found,
+      );
     }
     for (let last = -1; found.length < 5; ) {
       await yieldToEventLoop();
@@ -196,7 +229,10 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
       treatNul(page, 'message', nulMode, found);
     }
     if (found.length > 0) {
-      const where = nulMode === 'keep' ? 'an identifier or label (Postgres keeps NUL only in message text, system prompts and JSON)' : 'the data (onNul: "refuse")';
+      const where =
+        nulMode === 'keep'
+          ? 'an identifier or label (Postgres keeps NUL only in message text, system prompts and JSON)'
+          : 'the data (onNul: "refuse")';
       throw new TransferRefusedError(
         `Cannot copy ${source.label} into ${store.url}`,
         `the NUL character (U+0000) is in ${where}: ${found.slice(0, 5).join(', ')}; nothing was written to ` +
@@ -221,7 +257,9 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
   progress('sessions', 0, sessions.length);
   await store.imports.insertSessions(sessions);
   await store.imports.linkParents(
-    sessions.filter((s) => s.parent_session_id !== null && s.parent_session_id !== undefined).map((s) => [String(s.id), String(s.parent_session_id)]),
+    sessions
+      .filter((s) => s.parent_session_id !== null && s.parent_session_id !== undefined)
+      .map((s) => [String(s.id), String(s.parent_session_id)]),
   );
   progress('sessions', sessions.length, sessions.length);
 
@@ -237,9 +275,17 @@ export async function transferRows(source: RowSource, store: SessionStore, optio
     progress('messages', done, totalMessages);
   }
   await store.imports.advanceIds();
-  if (nulMode === 'replace') for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);
+  if (nulMode === 'replace')
+    for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);
   await store.imports.insertMeta(meta);
   await store.imports.insertTopics(modes, bindings);
   progress('done', done, totalMessages);
-  return { sessions: sessions.length, messages: done, meta: meta.length, topicModes: modes.length, topicBindings: bindings.length, nulReplaced };
+  return {
+    sessions: sessions.length,
+    messages: done,
+    meta: meta.length,
+    topicModes: modes.length,
+    topicBindings: bindings.length,
+    nulReplaced,
+  };
 }

@@ -49,21 +49,89 @@ export class ImportError extends SessionDbError {
 
 /** Columns of each table that map onto our schema (everything else is reported). */
 const KNOWN: Record<string, string[]> = {
-  sessions: ['id', 'source', 'user_id', 'model', 'model_config', 'system_prompt', 'parent_session_id', 'started_at', 'ended_at',
-    'end_reason', 'message_count', 'tool_call_count', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens',
-    'reasoning_tokens', 'billing_provider', 'billing_base_url', 'billing_mode', 'estimated_cost_usd', 'actual_cost_usd',
-    'cost_status', 'cost_source', 'pricing_version', 'title', 'api_call_count', 'handoff_state', 'handoff_platform', 'handoff_error'],
-  messages: ['id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'token_count',
-    'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'],
+  sessions: [
+    'id',
+    'source',
+    'user_id',
+    'model',
+    'model_config',
+    'system_prompt',
+    'parent_session_id',
+    'started_at',
+    'ended_at',
+    'end_reason',
+    'message_count',
+    'tool_call_count',
+    'input_tokens',
+    'output_tokens',
+    'cache_read_tokens',
+    'cache_write_tokens',
+    'reasoning_tokens',
+    'billing_provider',
+    'billing_base_url',
+    'billing_mode',
+    'estimated_cost_usd',
+    'actual_cost_usd',
+    'cost_status',
+    'cost_source',
+    'pricing_version',
+    'title',
+    'api_call_count',
+    'handoff_state',
+    'handoff_platform',
+    'handoff_error',
+  ],
+  messages: [
+    'id',
+    'session_id',
+    'role',
+    'content',
+    'tool_call_id',
+    'tool_calls',
+    'tool_name',
+    'timestamp',
+    'token_count',
+    'finish_reason',
+    'reasoning',
+    'reasoning_content',
+    'reasoning_details',
+    'codex_reasoning_items',
+    'codex_message_items',
+  ],
   state_meta: ['key', 'value'],
-  telegram_dm_topic_mode: ['chat_id', 'user_id', 'enabled', 'activated_at', 'updated_at', 'has_topics_enabled',
-    'allows_users_to_create_topics', 'capability_checked_at', 'intro_message_id', 'pinned_message_id'],
-  telegram_dm_topic_bindings: ['chat_id', 'thread_id', 'user_id', 'session_key', 'session_id', 'managed_mode', 'linked_at', 'updated_at'],
+  telegram_dm_topic_mode: [
+    'chat_id',
+    'user_id',
+    'enabled',
+    'activated_at',
+    'updated_at',
+    'has_topics_enabled',
+    'allows_users_to_create_topics',
+    'capability_checked_at',
+    'intro_message_id',
+    'pinned_message_id',
+  ],
+  telegram_dm_topic_bindings: [
+    'chat_id',
+    'thread_id',
+    'user_id',
+    'session_key',
+    'session_id',
+    'managed_mode',
+    'linked_at',
+    'updated_at',
+  ],
 };
 
 /** Tables of Hermes' own machinery that hold nothing to carry over (FTS shadow tables are matched by prefix). */
 const FTS_SHADOW = /^messages_fts/;
-const INTERNAL_TABLES = new Set(['schema_version', 'sqlite_sequence', 'sqlite_stat1', 'sqlite_stat4', 'system_prompts']);
+const INTERNAL_TABLES = new Set([
+  'schema_version',
+  'sqlite_sequence',
+  'sqlite_stat1',
+  'sqlite_stat4',
+  'system_prompts',
+]);
 
 export interface UnknownColumn {
   table: string;
@@ -124,13 +192,23 @@ async function probeSnapshot(file: string): Promise<SnapshotProbe> {
   const all = (text: string, params: unknown[] = []) => worker.statement(text, params, true) as Promise<Row[]>;
   try {
     const quickCheck = (await all('PRAGMA quick_check(100)')).map((row) => String(Object.values(row)[0]));
-    const tables = new Set((await all("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => String(r.name)));
+    const tables = new Set(
+      (await all("SELECT name FROM sqlite_master WHERE type = 'table'")).map((r) => String(r.name)),
+    );
     const columns = new Map<string, string[]>();
-    for (const table of tables) columns.set(table, (await all('SELECT name FROM pragma_table_info(?)', [table])).map((r) => String(r.name)));
+    for (const table of tables)
+      columns.set(
+        table,
+        (await all('SELECT name FROM pragma_table_info(?)', [table])).map((r) => String(r.name)),
+      );
     const unknownColumnRows = new Map<string, number>();
     for (const [table, known] of Object.entries(KNOWN)) {
       for (const column of (columns.get(table) ?? []).filter((c) => !known.includes(c))) {
-        const [row] = (await worker.statement(`SELECT COUNT(*) AS n FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL`, [], true)) as Row[];
+        const [row] = (await worker.statement(
+          `SELECT COUNT(*) AS n FROM ${quote(table)} WHERE ${quote(column)} IS NOT NULL`,
+          [],
+          true,
+        )) as Row[];
         unknownColumnRows.set(`${table}.${column}`, Number(row?.n ?? 0));
       }
     }
@@ -143,9 +221,14 @@ async function probeSnapshot(file: string): Promise<SnapshotProbe> {
     let orphans: RawRow[] = [];
     if (tables.has('sessions') && tables.has('messages')) {
       const referencing = ['SELECT session_id AS id, timestamp AS t FROM messages'];
-      if (tables.has('telegram_dm_topic_bindings')) referencing.push('SELECT session_id, linked_at FROM telegram_dm_topic_bindings');
-      orphans = (await worker.statement(`SELECT id, MIN(t) AS started_at FROM (${referencing.join(' UNION ALL ')})
-                  WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM sessions) GROUP BY id ORDER BY id`, [], true)) as Row[];
+      if (tables.has('telegram_dm_topic_bindings'))
+        referencing.push('SELECT session_id, linked_at FROM telegram_dm_topic_bindings');
+      orphans = (await worker.statement(
+        `SELECT id, MIN(t) AS started_at FROM (${referencing.join(' UNION ALL ')})
+                  WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM sessions) GROUP BY id ORDER BY id`,
+        [],
+        true,
+      )) as Row[];
     }
     return { quickCheck, tables, columns, unknownColumnRows, unknownTableRows, orphans };
   } finally {
@@ -204,10 +287,12 @@ export class HermesFileSource implements RowSource {
       // an import (some SQLite versions call Hermes' trigram index malformed because of "\x00json:").
       this.ftsDamageIgnored = problems.filter((m) => /\bFTS5 table\b|messages_fts/.test(m));
       const structural = problems.filter((m) => !this.ftsDamageIgnored.includes(m));
-      if (structural.length > 0) throw new ImportError(file, `the database is damaged (quick_check: ${structural.slice(0, 3).join('; ')})`);
+      if (structural.length > 0)
+        throw new ImportError(file, `the database is damaged (quick_check: ${structural.slice(0, 3).join('; ')})`);
       this.tables = probe.tables;
       for (const required of ['sessions', 'messages']) {
-        if (!this.tables.has(required)) throw new ImportError(file, `it has no "${required}" table; is it a Hermes state.db?`);
+        if (!this.tables.has(required))
+          throw new ImportError(file, `it has no "${required}" table; is it a Hermes state.db?`);
       }
       const columnsOf = (t: string) => probe.columns.get(t) ?? [];
       this.promptsByHash =
@@ -218,7 +303,11 @@ export class HermesFileSource implements RowSource {
         if (!this.tables.has(table)) continue;
         const mapped = table === 'sessions' && this.promptsByHash ? [...known, 'system_prompt_hash'] : known;
         for (const column of columnsOf(table).filter((c) => !mapped.includes(c))) {
-          this.unknownColumns.push({ table, column, rowsWithValue: probe.unknownColumnRows.get(`${table}.${column}`) ?? 0 });
+          this.unknownColumns.push({
+            table,
+            column,
+            rowsWithValue: probe.unknownColumnRows.get(`${table}.${column}`) ?? 0,
+          });
         }
       }
       for (const [table, rows] of [...probe.unknownTableRows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -231,20 +320,27 @@ export class HermesFileSource implements RowSource {
         : null;
     } catch (error) {
       db.close();
-      throw error instanceof ImportError ? error : new ImportError(file, error instanceof Error ? error.message : String(error), { cause: error });
+      throw error instanceof ImportError
+        ? error
+        : new ImportError(file, error instanceof Error ? error.message : String(error), { cause: error });
     }
   }
 
   private all(table: string, order: string): RawRow[] {
-    return this.tables.has(table) ? (this.db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all() as RawRow[]) : [];
+    return this.tables.has(table)
+      ? (this.db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all() as RawRow[])
+      : [];
   }
 
   async sessions(): Promise<RawRow[]> {
     const sessions = this.all('sessions', 'id');
     if (this.promptsByHash) {
-      const prompts = new Map(this.db.prepare('SELECT hash, prompt FROM system_prompts').raw().all() as Array<[unknown, unknown]>);
+      const prompts = new Map(
+        this.db.prepare('SELECT hash, prompt FROM system_prompts').raw().all() as Array<[unknown, unknown]>,
+      );
       for (const s of sessions) {
-        if ((s.system_prompt === null || s.system_prompt === undefined) && s.system_prompt_hash != null) s.system_prompt = prompts.get(s.system_prompt_hash) ?? null;
+        if ((s.system_prompt === null || s.system_prompt === undefined) && s.system_prompt_hash != null)
+          s.system_prompt = prompts.get(s.system_prompt_hash) ?? null;
       }
     }
     for (const o of this.orphans) sessions.push({ id: o.id, source: 'unknown', started_at: o.started_at ?? 0 });

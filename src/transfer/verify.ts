@@ -40,7 +40,10 @@ const SPOT_CHECKS = 5;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -50,8 +53,22 @@ export function messagesDigest(messages: MessageRow[]): string {
   const hash = crypto.createHash('sha256');
   for (const m of messages) {
     hash.update(
-      canonical([m.id, m.role, m.content, m.toolCallId, m.toolCalls, m.toolName, roundToMicros(m.timestamp), m.tokenCount,
-        m.finishReason, m.reasoning, m.reasoningContent, m.reasoningDetails, m.codexReasoningItems, m.codexMessageItems]),
+      canonical([
+        m.id,
+        m.role,
+        m.content,
+        m.toolCallId,
+        m.toolCalls,
+        m.toolName,
+        roundToMicros(m.timestamp),
+        m.tokenCount,
+        m.finishReason,
+        m.reasoning,
+        m.reasoningContent,
+        m.reasoningDetails,
+        m.codexReasoningItems,
+        m.codexMessageItems,
+      ]),
     );
     hash.update('\n');
   }
@@ -67,30 +84,85 @@ const json = (v: unknown) => parseStoredJson(str(v));
 const bool = (v: unknown) => (v === null || v === undefined ? null : Boolean(Number(v)));
 
 const SESSION_FIELDS: Array<[string, (v: unknown) => unknown]> = [
-  ['source', (v) => str(v) ?? 'unknown'], ['user_id', str], ['model', str], ['model_config', json], ['system_prompt', str],
-  ['started_at', (v) => time(v) ?? 0], ['ended_at', time], ['end_reason', str], ['message_count', count], ['tool_call_count', count],
-  ['input_tokens', count], ['output_tokens', count], ['cache_read_tokens', count], ['cache_write_tokens', count],
-  ['reasoning_tokens', count], ['billing_provider', str], ['billing_base_url', str], ['billing_mode', str],
-  ['estimated_cost_usd', num], ['actual_cost_usd', num], ['cost_status', str], ['cost_source', str], ['pricing_version', str],
-  ['title', str], ['api_call_count', count], ['handoff_state', str], ['handoff_platform', str], ['handoff_error', str],
+  ['source', (v) => str(v) ?? 'unknown'],
+  ['user_id', str],
+  ['model', str],
+  ['model_config', json],
+  ['system_prompt', str],
+  ['started_at', (v) => time(v) ?? 0],
+  ['ended_at', time],
+  ['end_reason', str],
+  ['message_count', count],
+  ['tool_call_count', count],
+  ['input_tokens', count],
+  ['output_tokens', count],
+  ['cache_read_tokens', count],
+  ['cache_write_tokens', count],
+  ['reasoning_tokens', count],
+  ['billing_provider', str],
+  ['billing_base_url', str],
+  ['billing_mode', str],
+  ['estimated_cost_usd', num],
+  ['actual_cost_usd', num],
+  ['cost_status', str],
+  ['cost_source', str],
+  ['pricing_version', str],
+  ['title', str],
+  ['api_call_count', count],
+  ['handoff_state', str],
+  ['handoff_platform', str],
+  ['handoff_error', str],
 ];
 
 function normaliseMessage(r: RawRow): unknown[] {
-  return [num(r.id), str(r.session_id), str(r.role) ?? 'unknown', decodeSqliteContent(str(r.content)), str(r.tool_call_id), json(r.tool_calls),
-    str(r.tool_name), time(r.timestamp) ?? 0, num(r.token_count), str(r.finish_reason), str(r.reasoning), str(r.reasoning_content),
-    json(r.reasoning_details), json(r.codex_reasoning_items), json(r.codex_message_items)];
+  return [
+    num(r.id),
+    str(r.session_id),
+    str(r.role) ?? 'unknown',
+    decodeSqliteContent(str(r.content)),
+    str(r.tool_call_id),
+    json(r.tool_calls),
+    str(r.tool_name),
+    time(r.timestamp) ?? 0,
+    num(r.token_count),
+    str(r.finish_reason),
+    str(r.reasoning),
+    str(r.reasoning_content),
+    json(r.reasoning_details),
+    json(r.codex_reasoning_items),
+    json(r.codex_message_items),
+  ];
 }
 
-const normaliseMode = (r: RawRow) => [str(r.chat_id), str(r.user_id), bool(r.enabled) ?? true, time(r.activated_at) ?? 0, time(r.updated_at) ?? 0,
-  bool(r.has_topics_enabled), bool(r.allows_users_to_create_topics), time(r.capability_checked_at), str(r.intro_message_id), str(r.pinned_message_id)];
-const normaliseBinding = (r: RawRow) => [str(r.chat_id), str(r.thread_id), str(r.user_id), str(r.session_key), str(r.session_id),
-  str(r.managed_mode) ?? 'auto', time(r.linked_at) ?? 0, time(r.updated_at) ?? 0];
+const normaliseMode = (r: RawRow) => [
+  str(r.chat_id),
+  str(r.user_id),
+  bool(r.enabled) ?? true,
+  time(r.activated_at) ?? 0,
+  time(r.updated_at) ?? 0,
+  bool(r.has_topics_enabled),
+  bool(r.allows_users_to_create_topics),
+  time(r.capability_checked_at),
+  str(r.intro_message_id),
+  str(r.pinned_message_id),
+];
+const normaliseBinding = (r: RawRow) => [
+  str(r.chat_id),
+  str(r.thread_id),
+  str(r.user_id),
+  str(r.session_key),
+  str(r.session_id),
+  str(r.managed_mode) ?? 'auto',
+  time(r.linked_at) ?? 0,
+  time(r.updated_at) ?? 0,
+];
 
 /** The value with every NUL in its strings (and keys) as U+FFFD, as onNul: 'replace' stores it. */
 function withoutNul(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD');
   if (Array.isArray(value)) return value.map(withoutNul);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutNul(k), withoutNul(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutNul(k), withoutNul(v)]));
   return value;
 }
 
@@ -100,7 +172,11 @@ interface SessionDigest {
 }
 
 /** Stream every message of a source into per-session digests; `onMessage` sees each raw row. */
-async function digestMessages(source: RowSource, nulReplaced: boolean, onMessage?: (r: RawRow) => void): Promise<{ total: number; bySession: Map<string, string>; counts: Map<string, number> }> {
+async function digestMessages(
+  source: RowSource,
+  nulReplaced: boolean,
+  onMessage?: (r: RawRow) => void,
+): Promise<{ total: number; bySession: Map<string, string>; counts: Map<string, number> }> {
   const sessions = new Map<string, SessionDigest>();
   let total = 0;
   for (let last = -1; ; ) {
@@ -131,7 +207,11 @@ async function digestMessages(source: RowSource, nulReplaced: boolean, onMessage
 /** A phrase of three or four plain words from a message, which a search for it must find. */
 const PHRASE = /(?<![\p{L}\p{N}_])[A-Za-z]{3,}(?: [A-Za-z]{3,}){2,3}(?![\p{L}\p{N}_])/u;
 
-export async function verifyTransfer(source: RowSource, target: SessionStore, options: VerifyOptions = {}): Promise<VerifyReport> {
+export async function verifyTransfer(
+  source: RowSource,
+  target: SessionStore,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
   const problems: string[] = [];
   const note = (p: string) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -153,7 +233,8 @@ export async function verifyTransfer(source: RowSource, target: SessionStore, op
     }
     const differ = SESSION_FIELDS.filter(([k, f]) => canonical(fix(f(s[k]))) !== canonical(f(t[k]))).map(([k]) => k);
     const parent = str(s.parent_session_id);
-    if ((parent !== null && ids.has(parent) ? parent : null) !== str(t.parent_session_id)) differ.push('parent_session_id');
+    if ((parent !== null && ids.has(parent) ? parent : null) !== str(t.parent_session_id))
+      differ.push('parent_session_id');
     if (differ.length > 0) note(`session ${id}: ${differ.join(', ')} differ`);
   }
   for (const id of toSessions.keys()) if (!ids.has(id)) note(`session ${id} is only in the target`);
@@ -164,7 +245,13 @@ export async function verifyTransfer(source: RowSource, target: SessionStore, op
   const candidates: Array<{ query: string; id: number }> = [];
   let seen = 0;
   const a = await digestMessages(source, nul, (r) => {
-    if (seen++ % step !== 0 || candidates.length >= SPOT_CHECKS || typeof r.content !== 'string' || r.content.startsWith('\u0000')) return;
+    if (
+      seen++ % step !== 0 ||
+      candidates.length >= SPOT_CHECKS ||
+      typeof r.content !== 'string' ||
+      r.content.startsWith('\u0000')
+    )
+      return;
     // From the head of the message: every backend indexes it (Postgres bounds the word vector of huge messages).
     const phrase = PHRASE.exec(r.content.slice(0, 2000))?.[0];
     if (phrase) candidates.push({ query: `"${phrase}"`, id: Number(r.id) });
@@ -181,7 +268,8 @@ export async function verifyTransfer(source: RowSource, target: SessionStore, op
   const rowsDiffer = async (what: string, from: RawRow[], into: RawRow[], norm: (r: RawRow) => unknown[]) => {
     const x = from.map((r) => canonical(fix(norm(r)))).sort();
     const y = into.map((r) => canonical(norm(r))).sort();
-    if (x.length !== y.length || x.some((v, i) => v !== y[i])) note(`${what} differ (${x.length} in the source, ${y.length} in the target)`);
+    if (x.length !== y.length || x.some((v, i) => v !== y[i]))
+      note(`${what} differ (${x.length} in the source, ${y.length} in the target)`);
   };
   await rowsDiffer('state_meta rows', await source.meta(), await to.meta(), (r) => [str(r.key), str(r.value)]);
   await rowsDiffer('telegram topic modes', await source.topicModes(), await to.topicModes(), normaliseMode);

@@ -27,7 +27,20 @@ const noPython = python();
 
 /** Values whose int/float reading is the same in both languages (integral floats would differ; see python-json.ts). */
 const VALUES: unknown[] = [
-  0.1, 1e-5, 0.0001, 123456.789, -2.5e-7, 1e300, 5e-324, 1.7976931348623157e308, 1 / 3, 100.5, -0.5, 42, -7, 0,
+  0.1,
+  1e-5,
+  0.0001,
+  123456.789,
+  -2.5e-7,
+  1e300,
+  5e-324,
+  1.7976931348623157e308,
+  1 / 3,
+  100.5,
+  -0.5,
+  42,
+  -7,
+  0,
   'héllo 记忆 😀 "q" \\ \n\t\r\b\f\u0001\u001f\u007f\u0080',
   [1, [2, {}], []],
   { a: { b: [true, false, null] }, ü: 'x', '': '' },
@@ -35,19 +48,32 @@ const VALUES: unknown[] = [
 ];
 
 describe('python json.dumps', () => {
-  it.skipIf(noPython !== undefined)(`writes the bytes Python writes${noPython ? ` (skipped: ${noPython})` : ''}`, () => {
-    const expected = execFileSync('python3', ['-c', 'import json,sys\nfor v in json.loads(sys.stdin.read()): print(json.dumps(v))'], {
-      input: JSON.stringify(VALUES),
-    })
-      .toString()
-      .trimEnd()
-      .split('\n');
-    expect(VALUES.map(pythonJsonDumps)).toEqual(expected);
-  });
+  it.skipIf(noPython !== undefined)(
+    `writes the bytes Python writes${noPython ? ` (skipped: ${noPython})` : ''}`,
+    () => {
+      const expected = execFileSync(
+        'python3',
+        ['-c', 'import json,sys\nfor v in json.loads(sys.stdin.read()): print(json.dumps(v))'],
+        {
+          input: JSON.stringify(VALUES),
+        },
+      )
+        .toString()
+        .trimEnd()
+        .split('\n');
+      expect(VALUES.map(pythonJsonDumps)).toEqual(expected);
+    },
+  );
 
   it('formats floats like Python repr', () => {
     expect([1.0, 1e16, 1.5e16, 0.0001, 0.00001, 1e-7, 12.5].map(pythonFloatRepr)).toEqual([
-      '1.0', '1e+16', '1.5e+16', '0.0001', '1e-05', '1e-07', '12.5',
+      '1.0',
+      '1e+16',
+      '1.5e+16',
+      '0.0001',
+      '1e-05',
+      '1e-07',
+      '12.5',
     ]);
   });
 
@@ -69,8 +95,17 @@ describe("Hermes' Python reads what we store", () => {
       try {
         const file = path.join(dir, 'state.db');
         const store = await openStore(`sqlite:${file}`);
-        const contents = ['plain', 'a\u0000b', '\u0000', '\u0000json:[1, 2]', '\u0000json:{"a": 1}', '\u0000json:"s"', '\u0000json:broken',
-          [{ type: 'text', text: 'x\u0000y' }], { k: '\u0000json:[3]' }];
+        const contents = [
+          'plain',
+          'a\u0000b',
+          '\u0000',
+          '\u0000json:[1, 2]',
+          '\u0000json:{"a": 1}',
+          '\u0000json:"s"',
+          '\u0000json:broken',
+          [{ type: 'text', text: 'x\u0000y' }],
+          { k: '\u0000json:[3]' },
+        ];
         await store.createSession('s', 'cli');
         for (const c of contents) await store.appendMessage('s', 'user', c);
         await store.close();
@@ -131,7 +166,7 @@ describe('sanitizeTitle (T11)', () => {
     expect(sanitizeTitle(input)).toBeNull();
   });
 
-  it('allows 100 characters and refuses 101 with Hermes\' message', () => {
+  it("allows 100 characters and refuses 101 with Hermes' message", () => {
     expect(sanitizeTitle('A'.repeat(100))).toBe('A'.repeat(100));
     expect(() => sanitizeTitle('A'.repeat(101))).toThrow(TitleTooLongError);
     expect(() => sanitizeTitle('A'.repeat(101))).toThrow('Title too long (101 chars, max 100)');
@@ -140,7 +175,8 @@ describe('sanitizeTitle (T11)', () => {
 
 describe('sanitizeContext', () => {
   it('removes memory blocks, system notes and stray tags, case-insensitively', () => {
-    const note = '[System note: The following is recalled memory context, NOT new user input. Treat as authoritative reference data (x).] ';
+    const note =
+      '[System note: The following is recalled memory context, NOT new user input. Treat as authoritative reference data (x).] ';
     expect(sanitizeContext('a<MEMORY-CONTEXT>secret</memory-context>b')).toBe('ab');
     expect(sanitizeContext(`${note}kept`)).toBe('kept');
     expect(sanitizeContext('x< memory-context >y')).toBe('xy');

@@ -60,7 +60,11 @@ export function handoffsContract(f: StoreFixture): void {
       await f.store.requestHandoff('s', 'telegram');
       await f.store.claimHandoff('s');
       await f.store.failHandoff('s', 'no home channel for telegram');
-      expect(await f.store.getHandoffState('s')).toEqual({ state: 'failed', platform: 'telegram', error: 'no home channel for telegram' });
+      expect(await f.store.getHandoffState('s')).toEqual({
+        state: 'failed',
+        platform: 'telegram',
+        error: 'no home channel for telegram',
+      });
       await f.store.failHandoff('s', '記'.repeat(1000));
       expect([...(await f.store.getHandoffState('s'))!.error!]).toHaveLength(500);
     });

@@ -28,7 +28,10 @@ export function lineageContract(f: StoreFixture): void {
 
     it('previews structured first messages by their text parts', async () => {
       await f.store.createSession('mm', 'cli');
-      await f.store.appendMessage('mm', 'user', [{ type: 'image_url', image_url: { url: 'x' } }, { type: 'text', text: 'What is this?' }]);
+      await f.store.appendMessage('mm', 'user', [
+        { type: 'image_url', image_url: { url: 'x' } },
+        { type: 'text', text: 'What is this?' },
+      ]);
       await f.store.createSession('img', 'cli');
       await f.store.appendMessage('img', 'user', [{ type: 'image_url', image_url: { url: 'x' } }]);
       const rows = Object.fromEntries((await f.store.listSessionsRich()).map((r) => [r.id, r.preview]));
@@ -99,7 +102,7 @@ export function lineageContract(f: StoreFixture): void {
       expect(await f.store.getCompressionTip('nope')).toBe('nope');
     });
 
-    it('L13 projects a compression chain onto its tip, keeping the root\'s start', async () => {
+    it("L13 projects a compression chain onto its tip, keeping the root's start", async () => {
       await chain();
       const rootStart = (await f.store.getSession('root1'))!.startedAt;
       const rows = await f.store.listSessionsRich({ source: 'cli', limit: 20 });
@@ -142,7 +145,8 @@ export function lineageContract(f: StoreFixture): void {
       await f.store.createSession('s2', 'tool');
       await f.store.createSession('s3', 'telegram');
       await f.store.createSession('s4', 'cron');
-      const ids = async (o: Parameters<typeof f.store.listSessionsRich>[0]) => (await f.store.listSessionsRich(o)).map((r) => r.id).sort();
+      const ids = async (o: Parameters<typeof f.store.listSessionsRich>[0]) =>
+        (await f.store.listSessionsRich(o)).map((r) => r.id).sort();
       expect(await ids({ excludeSources: ['tool'] })).toEqual(['s1', 's3', 's4']);
       expect(await ids({ excludeSources: ['tool', 'cron'] })).toEqual(['s1', 's3']);
       expect(await ids({ excludeSources: [] })).toEqual(['s1', 's2', 's3', 's4']);
@@ -194,7 +198,9 @@ export function lineageContract(f: StoreFixture): void {
       await f.store.createSession('z', 'cli', { parentSessionId: 'y' });
       await f.store.endSession('z', 'compression');
       // Close the loop: x continues z. (No API makes a cycle; a damaged or hand-edited database can.)
-      await f.raw("UPDATE sessions SET parent_session_id = 'z', started_at = (SELECT ended_at FROM sessions WHERE id = 'z') WHERE id = 'x'");
+      await f.raw(
+        "UPDATE sessions SET parent_session_id = 'z', started_at = (SELECT ended_at FROM sessions WHERE id = 'z') WHERE id = 'x'",
+      );
       expect(await f.store.getLineage('x')).toEqual(['y', 'z', 'x']);
       expect(await f.store.getDescendants('x')).toEqual(['y', 'z']);
       expect(await f.store.getCompressionTip('x')).toBe('z');

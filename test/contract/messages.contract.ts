@@ -14,7 +14,10 @@ export function messagesContract(f: StoreFixture): void {
       const b = await f.store.appendMessage('s1', 'assistant', 'Hi there!');
       expect(b).toBeGreaterThan(a);
       const messages = await f.store.getMessages('s1');
-      expect(messages.map((m) => [m.role, m.content])).toEqual([['user', 'Hello'], ['assistant', 'Hi there!']]);
+      expect(messages.map((m) => [m.role, m.content])).toEqual([
+        ['user', 'Hello'],
+        ['assistant', 'Hi there!'],
+      ]);
       expect((await f.store.getSession('s1'))!.messageCount).toBe(2);
     });
 
@@ -44,12 +47,22 @@ export function messagesContract(f: StoreFixture): void {
     it('M9 keeps finish_reason and every reasoning field', async () => {
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'assistant', 'Done', {
-        finishReason: 'stop', reasoning: 'short', reasoningContent: 'long', tokenCount: 42,
-        reasoningDetails: [{ type: 'summary', text: 'x' }], codexReasoningItems: [{ id: 'r1' }], codexMessageItems: [{ id: 'm1' }],
+        finishReason: 'stop',
+        reasoning: 'short',
+        reasoningContent: 'long',
+        tokenCount: 42,
+        reasoningDetails: [{ type: 'summary', text: 'x' }],
+        codexReasoningItems: [{ id: 'r1' }],
+        codexMessageItems: [{ id: 'm1' }],
       });
       expect((await f.store.getMessages('s1'))[0]).toMatchObject({
-        finishReason: 'stop', reasoning: 'short', reasoningContent: 'long', tokenCount: 42,
-        reasoningDetails: [{ type: 'summary', text: 'x' }], codexReasoningItems: [{ id: 'r1' }], codexMessageItems: [{ id: 'm1' }],
+        finishReason: 'stop',
+        reasoning: 'short',
+        reasoningContent: 'long',
+        tokenCount: 42,
+        reasoningDetails: [{ type: 'summary', text: 'x' }],
+        codexReasoningItems: [{ id: 'r1' }],
+        codexMessageItems: [{ id: 'm1' }],
       });
     });
 
@@ -61,43 +74,90 @@ export function messagesContract(f: StoreFixture): void {
     });
 
     it('stores structured (multimodal) content and reads the same value back', async () => {
-      const parts = [{ type: 'text', text: 'Look at this' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }];
+      const parts = [
+        { type: 'text', text: 'Look at this' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+      ];
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'user', parts);
       await f.store.appendMessage('s1', 'user', { kind: 'object content', n: 1 });
-      expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual([parts, { kind: 'object content', n: 1 }]);
+      expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual([
+        parts,
+        { kind: 'object content', n: 1 },
+      ]);
     });
 
     it('stores any string in any message field and the system prompt exactly, NUL included; lone surrogates as U+FFFD', async () => {
       // NUL alone, inside, doubled, at the ends, beside U+FFFF/U+FFFE (the Postgres escape's own characters),
       // a plain string that looks like Hermes' structured marker, and lone surrogates.
-      const nasty = ['\u0000', 'a\u0000b', '\u0000\u0000x\u0000', '\uFFFF\uFFFE\u0000\uFFFF', '\uFFFF', 'x\uFFFF\uFFFFy', '\u0000json:[1, 2]', '\u0000json:{"a": 1}', '\u0000json:not json'];
-      const surrogates: Array<[string, string]> = [['a\ud800b', 'a\uFFFDb'], ['\udfff', '\uFFFD'], ['x\ud83d', 'x\uFFFD'], ['\ud83d\ude00', '\ud83d\ude00']];
-      await f.store.createSession('s1', 'cli', { systemPrompt: 'sys\u0000tem\ud800', modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] } });
-      expect(await f.store.getSession('s1')).toMatchObject({ systemPrompt: 'sys\u0000tem\uFFFD', modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] } });
+      const nasty = [
+        '\u0000',
+        'a\u0000b',
+        '\u0000\u0000x\u0000',
+        '\uFFFF\uFFFE\u0000\uFFFF',
+        '\uFFFF',
+        'x\uFFFF\uFFFFy',
+        '\u0000json:[1, 2]',
+        '\u0000json:{"a": 1}',
+        '\u0000json:not json',
+      ];
+      const surrogates: Array<[string, string]> = [
+        ['a\ud800b', 'a\uFFFDb'],
+        ['\udfff', '\uFFFD'],
+        ['x\ud83d', 'x\uFFFD'],
+        ['\ud83d\ude00', '\ud83d\ude00'],
+      ];
+      await f.store.createSession('s1', 'cli', {
+        systemPrompt: 'sys\u0000tem\ud800',
+        modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] },
+      });
+      expect(await f.store.getSession('s1')).toMatchObject({
+        systemPrompt: 'sys\u0000tem\uFFFD',
+        modelConfig: { 'k\u0000': ['v\u0000', '\uFFFF'] },
+      });
       await f.store.updateSystemPrompt('s1', '\u0000json:[]');
       expect((await f.store.getSession('s1'))!.systemPrompt).toBe('\u0000json:[]');
       const written: Array<[string, string]> = [...nasty.map((t): [string, string] => [t, t]), ...surrogates];
       for (const [t] of written) {
         await f.store.appendMessage('s1', 'tool', t, {
-          toolName: t, toolCallId: t, finishReason: t, toolCalls: [{ id: t, [t]: t }], reasoningDetails: { [t]: [t] },
-          codexReasoningItems: [t], codexMessageItems: [{ text: t }],
+          toolName: t,
+          toolCallId: t,
+          finishReason: t,
+          toolCalls: [{ id: t, [t]: t }],
+          reasoningDetails: { [t]: [t] },
+          codexReasoningItems: [t],
+          codexMessageItems: [{ text: t }],
         });
-        await f.store.appendMessage('s1', 'assistant', [{ type: 'text', text: t }], { reasoning: t, reasoningContent: t });
+        await f.store.appendMessage('s1', 'assistant', [{ type: 'text', text: t }], {
+          reasoning: t,
+          reasoningContent: t,
+        });
       }
       const messages = await f.store.getMessages('s1');
       expect(messages).toHaveLength(written.length * 2);
       written.forEach(([, t], i) => {
         const [tool, assistant] = [messages[2 * i]!, messages[2 * i + 1]!];
         expect(tool).toMatchObject({
-          content: t, toolName: t, toolCallId: t, finishReason: t, toolCalls: [{ id: t, [t]: t }], reasoningDetails: { [t]: [t] },
-          codexReasoningItems: [t], codexMessageItems: [{ text: t }],
+          content: t,
+          toolName: t,
+          toolCallId: t,
+          finishReason: t,
+          toolCalls: [{ id: t, [t]: t }],
+          reasoningDetails: { [t]: [t] },
+          codexReasoningItems: [t],
+          codexMessageItems: [{ text: t }],
         });
         expect(assistant).toMatchObject({ content: [{ type: 'text', text: t }], reasoning: t, reasoningContent: t });
       });
       // Through replaceMessages and the conversation view too.
-      await f.store.replaceMessages('s1', [{ role: 'user', content: 'r\u0000e' }, { role: 'assistant', content: '\u0000json:"q"', reasoning: '\u0000' }]);
-      expect((await f.store.getMessagesAsConversation('s1')).map((m) => m.content)).toEqual(['r\u0000e', '\u0000json:"q"']);
+      await f.store.replaceMessages('s1', [
+        { role: 'user', content: 'r\u0000e' },
+        { role: 'assistant', content: '\u0000json:"q"', reasoning: '\u0000' },
+      ]);
+      expect((await f.store.getMessagesAsConversation('s1')).map((m) => m.content)).toEqual([
+        'r\u0000e',
+        '\u0000json:"q"',
+      ]);
     });
 
     it('finds the words on both sides of a NUL, and shows NUL in the snippet and context as stored', async () => {
@@ -106,8 +166,13 @@ export function messagesContract(f: StoreFixture): void {
       await f.store.appendMessage('s1', 'user', 'nothing here');
       for (const q of ['garbage', 'needle', 'haystack', '"then needle"']) {
         const hits = await f.store.searchMessages(q);
-        expect(hits.map((h) => h.id), q).toEqual([id]);
-        expect(hits[0]!.context.find((c) => c.role === 'tool')!.content).toBe('binary\u0000garbage then needle\u0000haystack');
+        expect(
+          hits.map((h) => h.id),
+          q,
+        ).toEqual([id]);
+        expect(hits[0]!.context.find((c) => c.role === 'tool')!.content).toBe(
+          'binary\u0000garbage then needle\u0000haystack',
+        );
       }
       // Hermes' FTS5 snippet stops at a NUL (it is built with "%.*s"): only the text before it is certain.
       expect((await f.store.searchMessages('binary'))[0]!.snippet).toMatch(/^>>>binary<<</);
@@ -145,7 +210,10 @@ export function messagesContract(f: StoreFixture): void {
       const messages = await f.store.getMessages('b');
       expect(messages.map((m) => m.id)).toEqual([first, ...ids]);
       expect(messages.slice(1).map((m) => [m.role, m.content])).toEqual([
-        ['user', 'question'], ['assistant', null], ['tool', 'result'], ['assistant', [{ type: 'text', text: 'done' }]],
+        ['user', 'question'],
+        ['assistant', null],
+        ['tool', 'result'],
+        ['assistant', [{ type: 'text', text: 'done' }]],
       ]);
       expect(messages[2]).toMatchObject({ toolCalls: [{ id: 'c1' }, { id: 'c2' }], reasoning: 'think' });
       expect(messages[3]).toMatchObject({ toolCallId: 'c1', toolName: 'terminal' });
@@ -156,10 +224,21 @@ export function messagesContract(f: StoreFixture): void {
 
     it('writes nothing for an unknown session or an invalid message, and handles batches past one statement', async () => {
       await f.store.createSession('b', 'cli');
-      await expect(f.store.appendMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(SessionNotFoundError);
-      await expect(f.store.appendMessages('b', [{ role: 'user', content: 'ok' }, { role: '', content: 'no role' }])).rejects.toBeInstanceOf(ValidationError);
-      await expect(f.store.appendMessages('b', [{ role: 'us\u0000er', content: 'x' }])).rejects.toBeInstanceOf(ValidationError);
-      await expect(f.store.appendMessages('b', [{ role: 'user', bogus: 1 } as never])).rejects.toBeInstanceOf(ValidationError);
+      await expect(f.store.appendMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(
+        SessionNotFoundError,
+      );
+      await expect(
+        f.store.appendMessages('b', [
+          { role: 'user', content: 'ok' },
+          { role: '', content: 'no role' },
+        ]),
+      ).rejects.toBeInstanceOf(ValidationError);
+      await expect(f.store.appendMessages('b', [{ role: 'us\u0000er', content: 'x' }])).rejects.toBeInstanceOf(
+        ValidationError,
+      );
+      await expect(f.store.appendMessages('b', [{ role: 'user', bogus: 1 } as never])).rejects.toBeInstanceOf(
+        ValidationError,
+      );
       expect(await f.store.messageCount()).toBe(0);
       const many = Array.from({ length: 2500 }, (_, i) => ({ role: 'user', content: `bulk ${i}` }));
       const ids = await f.store.appendMessages('b', many);
@@ -195,7 +274,9 @@ export function messagesContract(f: StoreFixture): void {
       ]);
       const m = await f.store.getMessages('s1');
       expect(m.map((x) => [x.role, x.reasoning, x.reasoningContent])).toEqual([
-        ['user', null, null], ['assistant', 'kept', ''], ['unknown', null, null],
+        ['user', null, null],
+        ['assistant', 'kept', ''],
+        ['unknown', null, null],
       ]);
       // 1 µs apart (as close as a double near 1.8e9 can say it).
       const gap = m[1]!.timestamp - m[0]!.timestamp;
@@ -218,7 +299,9 @@ export function messagesContract(f: StoreFixture): void {
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'user', 'original');
       if (f.store.dialect === 'sqlite') {
-        await f.raw("CREATE TRIGGER boom BEFORE INSERT ON messages WHEN NEW.content = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END");
+        await f.raw(
+          "CREATE TRIGGER boom BEFORE INSERT ON messages WHEN NEW.content = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END",
+        );
       } else {
         await f.raw(
           "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.content = 'BOOM' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$",
@@ -227,7 +310,10 @@ export function messagesContract(f: StoreFixture): void {
       }
       try {
         await expect(
-          f.store.replaceMessages('s1', [{ role: 'user', content: 'fine' }, { role: 'user', content: 'BOOM' }]),
+          f.store.replaceMessages('s1', [
+            { role: 'user', content: 'fine' },
+            { role: 'user', content: 'BOOM' },
+          ]),
         ).rejects.toThrow();
       } finally {
         await f.raw(f.store.dialect === 'sqlite' ? 'DROP TRIGGER boom' : 'DROP TRIGGER boom ON messages');
@@ -238,7 +324,9 @@ export function messagesContract(f: StoreFixture): void {
     });
 
     it('refuses a non-empty transcript for an unknown session; an empty one is a silent no-op', async () => {
-      await expect(f.store.replaceMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(SessionNotFoundError);
+      await expect(f.store.replaceMessages('ghost', [{ role: 'user', content: 'x' }])).rejects.toBeInstanceOf(
+        SessionNotFoundError,
+      );
       await f.store.replaceMessages('ghost', []);
       expect(await f.store.messageCount()).toBe(0);
     });
@@ -271,9 +359,9 @@ export function messagesContract(f: StoreFixture): void {
       await f.store.createSession('child', 'tui', { parentSessionId: 'root' });
       await f.store.appendMessage('child', 'user', 'second prompt');
       await f.store.appendMessage('child', 'assistant', 'second answer');
-      expect((await f.store.getMessagesAsConversation('child', { includeAncestors: true })).map((m) => m.content)).toEqual([
-        'first prompt', 'first answer', 'second prompt', 'second answer',
-      ]);
+      expect(
+        (await f.store.getMessagesAsConversation('child', { includeAncestors: true })).map((m) => m.content),
+      ).toEqual(['first prompt', 'first answer', 'second prompt', 'second answer']);
 
       await f.store.createSession('r2', 'tui');
       await f.store.appendMessage('r2', 'user', 'same prompt');
@@ -296,22 +384,34 @@ export function messagesContract(f: StoreFixture): void {
       expect(conv[1]!.content).toBe(`  ${MEMORY_LEAK}  `); // tool content is left untouched
     });
 
-    it('M11-M18 restores reasoning fields on assistant messages only, by Hermes\' rules', async () => {
+    it("M11-M18 restores reasoning fields on assistant messages only, by Hermes' rules", async () => {
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'user', 'hi', { reasoning: 'user reasoning is never replayed' });
       await f.store.appendMessage('s1', 'assistant', null, {
-        toolCalls: [{ id: 'c1' }], reasoning: 'I should call a tool', finishReason: 'tool_calls',
-        reasoningDetails: [{ type: 'a' }, { type: 'b' }], codexReasoningItems: [{ encrypted_content: 'enc_blob_123' }],
+        toolCalls: [{ id: 'c1' }],
+        reasoning: 'I should call a tool',
+        finishReason: 'tool_calls',
+        reasoningDetails: [{ type: 'a' }, { type: 'b' }],
+        codexReasoningItems: [{ encrypted_content: 'enc_blob_123' }],
         codexMessageItems: [{ id: 'x' }, { id: 'y' }],
       });
       await f.store.appendMessage('s1', 'tool', 'result', { toolCallId: 'c1' });
-      await f.store.appendMessage('s1', 'assistant', '', { toolCalls: [{ id: 'c2' }], reasoningContent: '', reasoning: '' });
+      await f.store.appendMessage('s1', 'assistant', '', {
+        toolCalls: [{ id: 'c2' }],
+        reasoningContent: '',
+        reasoning: '',
+      });
       const conv = await f.store.getMessagesAsConversation('s1');
       expect(conv).toHaveLength(4);
       expect(conv[0]).toEqual({ role: 'user', content: 'hi' });
       expect(conv[1]).toEqual({
-        role: 'assistant', content: null, tool_calls: [{ id: 'c1' }], finish_reason: 'tool_calls', reasoning: 'I should call a tool',
-        reasoning_details: [{ type: 'a' }, { type: 'b' }], codex_reasoning_items: [{ encrypted_content: 'enc_blob_123' }],
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1' }],
+        finish_reason: 'tool_calls',
+        reasoning: 'I should call a tool',
+        reasoning_details: [{ type: 'a' }, { type: 'b' }],
+        codex_reasoning_items: [{ encrypted_content: 'enc_blob_123' }],
         codex_message_items: [{ id: 'x' }, { id: 'y' }],
       });
       expect(conv[2]).toEqual({ role: 'tool', content: 'result', tool_call_id: 'c1' });
@@ -343,9 +443,17 @@ export function messagesContract(f: StoreFixture): void {
     it('returns an empty window for an anchor outside the session', async () => {
       const ids = await session(3);
       await f.store.createSession('other', 'cli');
-      expect(await f.store.getMessagesAround('other', ids[0]!)).toEqual({ window: [], messagesBefore: 0, messagesAfter: 0 });
+      expect(await f.store.getMessagesAround('other', ids[0]!)).toEqual({
+        window: [],
+        messagesBefore: 0,
+        messagesAfter: 0,
+      });
       expect(await f.store.getAnchoredView('other', ids[0]!)).toEqual({
-        window: [], messagesBefore: 0, messagesAfter: 0, bookendStart: [], bookendEnd: [],
+        window: [],
+        messagesBefore: 0,
+        messagesAfter: 0,
+        bookendStart: [],
+        bookendEnd: [],
       });
     });
 
@@ -355,7 +463,9 @@ export function messagesContract(f: StoreFixture): void {
       for (const anchor of [-1, -ids[0]!, 0, ids[2]! + 1000, 2 ** 31, Number.MAX_SAFE_INTEGER, 2 ** 63, 1e300]) {
         expect(await f.store.getMessagesAround('w', anchor), String(anchor)).toEqual(empty);
         expect(await f.store.getAnchoredView('w', anchor, { window: 2, bookend: 2 }), String(anchor)).toEqual({
-          ...empty, bookendStart: [], bookendEnd: [],
+          ...empty,
+          bookendStart: [],
+          bookendEnd: [],
         });
       }
     });

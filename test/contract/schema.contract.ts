@@ -55,12 +55,23 @@ export function schemaContract(h: Harness): void {
     it('has every Hermes index on the same columns, plus the pending-handoff index', () => {
       const expected = [
         ...hermes.indexes,
-        { name: 'idx_sessions_handoff_pending', table: 'sessions', unique: false, columns: ['handoff_state', 'started_at'], where: null },
+        {
+          name: 'idx_sessions_handoff_pending',
+          table: 'sessions',
+          unique: false,
+          columns: ['handoff_state', 'started_at'],
+          where: null,
+        },
       ];
       for (const ix of expected) {
         const mine = live.indexes.find((i) => i.name === ix.name);
         expect(mine, `index ${ix.name}`).toBeDefined();
-        expect({ table: mine!.table, unique: mine!.unique, columns: mine!.columns, partial: mine!.where !== null }).toEqual({
+        expect({
+          table: mine!.table,
+          unique: mine!.unique,
+          columns: mine!.columns,
+          partial: mine!.where !== null,
+        }).toEqual({
           table: ix.table,
           unique: ix.unique,
           columns: ix.columns,

@@ -12,7 +12,13 @@ export function searchContract(f: StoreFixture): void {
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'assistant', '', { toolName: 'UNIQUETOOLNAME' });
       await f.store.appendMessage('s1', 'assistant', '', {
-        toolCalls: [{ id: 'c', type: 'function', function: { name: 'UNIQUEFUNCNAME', arguments: '{"query": "UNIQUESEARCHTOKEN"}' } }],
+        toolCalls: [
+          {
+            id: 'c',
+            type: 'function',
+            function: { name: 'UNIQUEFUNCNAME', arguments: '{"query": "UNIQUESEARCHTOKEN"}' },
+          },
+        ],
       });
       expect(await f.store.searchMessages('UNIQUETOOLNAME')).toHaveLength(1);
       expect(await f.store.searchMessages('UNIQUESEARCHTOKEN')).toHaveLength(1);
@@ -40,13 +46,23 @@ export function searchContract(f: StoreFixture): void {
       const docker = await f.store.appendMessage('s1', 'assistant', 'Use docker compose up.');
       const needle = await f.store.appendMessage('s1', 'user', 'the needle match is here');
       const chat = await f.store.appendMessage('s1', 'user', 'Run the chat-send command');
-      expect((await f.store.searchMessages('docker')).map((h) => [h.id, h.snippet])).toEqual([[docker, 'Use >>>docker<<< compose up.  ']]);
-      expect((await f.store.searchMessages('"needle match"')).map((h) => [h.id, h.snippet])).toEqual([[needle, 'the >>>needle match<<< is here  ']]);
-      expect((await f.store.searchMessages('chat-send')).map((h) => [h.id, h.snippet])).toEqual([[chat, 'Run the >>>chat-send<<< command  ']]);
+      expect((await f.store.searchMessages('docker')).map((h) => [h.id, h.snippet])).toEqual([
+        [docker, 'Use >>>docker<<< compose up.  '],
+      ]);
+      expect((await f.store.searchMessages('"needle match"')).map((h) => [h.id, h.snippet])).toEqual([
+        [needle, 'the >>>needle match<<< is here  '],
+      ]);
+      expect((await f.store.searchMessages('chat-send')).map((h) => [h.id, h.snippet])).toEqual([
+        [chat, 'Run the >>>chat-send<<< command  '],
+      ]);
       // Three messages in the same instant: newest and oldest order them by bm25 (the shortest text with
       // the most matches first), then by id, on every backend.
       f.clock.set(TestClock.START + 1000);
-      const long = await f.store.appendMessage('s1', 'user', 'tie word in a much longer message with many other words around it');
+      const long = await f.store.appendMessage(
+        's1',
+        'user',
+        'tie word in a much longer message with many other words around it',
+      );
       f.clock.set(TestClock.START + 1000);
       const short = await f.store.appendMessage('s1', 'user', 'tie word twice tie');
       f.clock.set(TestClock.START + 1000);
@@ -54,7 +70,10 @@ export function searchContract(f: StoreFixture): void {
       f.clock.set(TestClock.START + 1000);
       const same = await f.store.appendMessage('s1', 'user', 'tie word once');
       for (const sort of ['newest', 'oldest', null] as const) {
-        expect((await f.store.searchMessages('tie', { sort })).map((h) => h.id), String(sort)).toEqual([short, plain, same, long]);
+        expect(
+          (await f.store.searchMessages('tie', { sort })).map((h) => h.id),
+          String(sort),
+        ).toEqual([short, plain, same, long]);
       }
       // Hermes' short-CJK path is newest first, and a stable sort keeps same-instant messages in id order.
       f.clock.set(TestClock.START + 2000);
@@ -88,7 +107,22 @@ export function searchContract(f: StoreFixture): void {
       await f.store.appendMessage('s1', 'user', 'hello (problem) C++ {test}');
       expect(await f.store.searchMessages('')).toEqual([]);
       expect(await f.store.searchMessages('   ')).toEqual([]);
-      for (const q of ['C++', '"unterminated', '(problem', 'hello AND', '***', '{test}', 'OR hello', 'a AND OR b', 'key:value', 'C#', '50%', '-foo', 'user@example.com', 'path/to/file.py']) {
+      for (const q of [
+        'C++',
+        '"unterminated',
+        '(problem',
+        'hello AND',
+        '***',
+        '{test}',
+        'OR hello',
+        'a AND OR b',
+        'key:value',
+        'C#',
+        '50%',
+        '-foo',
+        'user@example.com',
+        'path/to/file.py',
+      ]) {
         expect(Array.isArray(await f.store.searchMessages(q)), q).toBe(true);
       }
       expect(await f.store.searchMessages('(problem')).toHaveLength(1);
@@ -118,7 +152,9 @@ export function searchContract(f: StoreFixture): void {
       expect(new Set(await ids('python', { sourceFilter: ['telegram'] }))).toEqual(new Set(['telegram']));
       expect(await ids('python', { sourceFilter: [] })).toEqual([]);
       expect(await ids('python', { excludeSources: ['tool'] })).not.toContain('tool');
-      expect(new Set(await ids('python', { sourceFilter: ['cli', 'tool'], excludeSources: ['tool'] }))).toEqual(new Set(['cli']));
+      expect(new Set(await ids('python', { sourceFilter: ['cli', 'tool'], excludeSources: ['tool'] }))).toEqual(
+        new Set(['cli']),
+      );
       const roles = (await f.store.searchMessages('fastapi', { roleFilter: ['assistant'] })).map((h) => h.role);
       expect(new Set(roles)).toEqual(new Set(['assistant']));
       expect(await f.store.searchMessages('python', { roleFilter: [] })).toHaveLength(14);
@@ -139,7 +175,9 @@ export function searchContract(f: StoreFixture): void {
     it('sorts by newest or oldest and pages stably', async () => {
       await f.store.createSession('s1', 'cli');
       for (let i = 0; i < 7; i++) await f.store.appendMessage('s1', 'user', `report number ${i}`);
-      const newest = (await f.store.searchMessages('report', { sort: 'newest' })).map((h) => h.context.find((c) => c.content.startsWith('report number'))!);
+      const newest = (await f.store.searchMessages('report', { sort: 'newest' })).map(
+        (h) => h.context.find((c) => c.content.startsWith('report number'))!,
+      );
       expect(newest).toHaveLength(7);
       // Hermes ignores case and surrounding whitespace in sort; the type asks for the canonical form.
       const newestIds = (await f.store.searchMessages('report', { sort: ' NEWEST ' as 'newest' })).map((h) => h.id);
@@ -190,7 +228,11 @@ export function searchContract(f: StoreFixture): void {
       }
       expect(await ids('记忆断裂', { sourceFilter: ['telegram'] })).toEqual(['t', 't']);
       expect(await ids('记忆断裂', { excludeSources: ['tool'] })).toEqual(['c', 'c', 't', 't']);
-      expect((await f.store.searchMessages('记忆断裂', { roleFilter: ['assistant'] })).map((h) => h.role)).toEqual(['assistant', 'assistant', 'assistant']);
+      expect((await f.store.searchMessages('记忆断裂', { roleFilter: ['assistant'] })).map((h) => h.role)).toEqual([
+        'assistant',
+        'assistant',
+        'assistant',
+      ]);
       expect(await ids('广西 OR 旅游', { sourceFilter: ['telegram'] })).toEqual(['t']);
     });
 
@@ -258,17 +300,61 @@ export function searchContract(f: StoreFixture): void {
   describe('search: any string', () => {
     it('answers every generated query with a list, never an error (10,000 queries)', async () => {
       await f.store.createSession('s1', 'cli');
-      for (const c of ['docker compose up', '记忆断裂问题', 'p2.2 sp_new chat-send', 'こんにちは世界', 'a "quoted" b', '100% done: $HOME #tag @user']) {
+      for (const c of [
+        'docker compose up',
+        '记忆断裂问题',
+        'p2.2 sp_new chat-send',
+        'こんにちは世界',
+        'a "quoted" b',
+        '100% done: $HOME #tag @user',
+      ]) {
         await f.store.appendMessage('s1', 'user', c, { toolName: 'web_search', toolCalls: [{ args: c }] });
       }
       const pieces = fc.oneof(
-        fc.constantFrom('docker', 'AND', 'OR', 'NOT', 'and', '"', '*', '-', ':', '#', '@', '/', '%', '$', '(', ')', '{', '}', '^', '+',
-          '\u0000', '😀', '\ud800', '记忆', '记忆断裂', 'こんにちは', '안녕', 'NEAR', 'content:', '\\', "'", '%_', '\t', '\u3000'),
+        fc.constantFrom(
+          'docker',
+          'AND',
+          'OR',
+          'NOT',
+          'and',
+          '"',
+          '*',
+          '-',
+          ':',
+          '#',
+          '@',
+          '/',
+          '%',
+          '$',
+          '(',
+          ')',
+          '{',
+          '}',
+          '^',
+          '+',
+          '\u0000',
+          '😀',
+          '\ud800',
+          '记忆',
+          '记忆断裂',
+          'こんにちは',
+          '안녕',
+          'NEAR',
+          'content:',
+          '\\',
+          "'",
+          '%_',
+          '\t',
+          '\u3000',
+        ),
         fc.string({ maxLength: 8 }),
         fc.string({ unit: 'binary', maxLength: 6 }),
       );
       const queries = fc.oneof(
-        { weight: 20, arbitrary: fc.array(pieces, { maxLength: 8 }).chain((p) => fc.constantFrom(p.join(' '), p.join(''))) },
+        {
+          weight: 20,
+          arbitrary: fc.array(pieces, { maxLength: 8 }).chain((p) => fc.constantFrom(p.join(' '), p.join(''))),
+        },
         { weight: 1, arbitrary: fc.string({ minLength: 10_000, maxLength: 10_200 }) },
       );
       await fc.assert(

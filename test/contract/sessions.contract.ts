@@ -69,7 +69,9 @@ export function sessionsContract(f: StoreFixture): void {
     });
 
     it('refuses a parent that does not exist, and writes nothing', async () => {
-      const error = await f.store.createSession('orphan', 'cli', { parentSessionId: 'missing' }).catch((e: unknown) => e);
+      const error = await f.store
+        .createSession('orphan', 'cli', { parentSessionId: 'missing' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SessionNotFoundError);
       expect((error as SessionNotFoundError).sessionId).toBe('missing');
       expect(await f.store.getSession('orphan')).toBeNull();
@@ -95,7 +97,10 @@ export function sessionsContract(f: StoreFixture): void {
     it('stores model_config as JSON only when truthy ({} stores NULL)', async () => {
       await f.store.createSession('a', 'cli', { modelConfig: { temperature: 0.2, nested: ['x', 1.5, null, true] } });
       await f.store.createSession('b', 'cli', { modelConfig: {} });
-      expect((await f.store.getSession('a'))!.modelConfig).toEqual({ temperature: 0.2, nested: ['x', 1.5, null, true] });
+      expect((await f.store.getSession('a'))!.modelConfig).toEqual({
+        temperature: 0.2,
+        nested: ['x', 1.5, null, true],
+      });
       expect((await f.store.getSession('b'))!.modelConfig).toBeNull();
     });
 
@@ -126,7 +131,8 @@ export function sessionsContract(f: StoreFixture): void {
 
     it('S8/S9 counts API calls, and absolute mode sets totals', async () => {
       await f.store.createSession('s1', 'cli');
-      for (let i = 0; i < 3; i++) await f.store.updateTokenCounts('s1', { inputTokens: 100, outputTokens: 50, apiCallCount: 1 });
+      for (let i = 0; i < 3; i++)
+        await f.store.updateTokenCounts('s1', { inputTokens: 100, outputTokens: 50, apiCallCount: 1 });
       expect((await f.store.getSession('s1'))!.apiCallCount).toBe(3);
       await f.store.updateTokenCounts('s1', { inputTokens: 300, outputTokens: 150, apiCallCount: 5, absolute: true });
       expect(await f.store.getSession('s1')).toMatchObject({ apiCallCount: 5, inputTokens: 300, outputTokens: 150 });
@@ -158,7 +164,10 @@ export function sessionsContract(f: StoreFixture): void {
       await f.store.updateTokenCounts('s1', { estimatedCostUsd: 1, actualCostUsd: 2, apiCallCount: 4 });
       await f.store.updateTokenCounts('s1', { inputTokens: 7, absolute: true });
       expect(await f.store.getSession('s1')).toMatchObject({
-        inputTokens: 7, estimatedCostUsd: 0, actualCostUsd: 2, apiCallCount: 0,
+        inputTokens: 7,
+        estimatedCostUsd: 0,
+        actualCostUsd: 2,
+        apiCallCount: 0,
       });
       await f.store.updateTokenCounts('s1', { actualCostUsd: 3, estimatedCostUsd: 1.5, absolute: true });
       expect(await f.store.getSession('s1')).toMatchObject({ estimatedCostUsd: 1.5, actualCostUsd: 3 });
@@ -167,15 +176,27 @@ export function sessionsContract(f: StoreFixture): void {
     it('lets new cost status/source/pricing win and keeps the first billing values', async () => {
       await f.store.createSession('s1', 'cli');
       await f.store.updateTokenCounts('s1', {
-        costStatus: 'estimated', costSource: 'pricing_table', pricingVersion: 'v1',
-        billingProvider: 'openrouter', billingBaseUrl: 'https://a', billingMode: 'api_key',
+        costStatus: 'estimated',
+        costSource: 'pricing_table',
+        pricingVersion: 'v1',
+        billingProvider: 'openrouter',
+        billingBaseUrl: 'https://a',
+        billingMode: 'api_key',
       });
       await f.store.updateTokenCounts('s1', {
-        costStatus: 'actual', pricingVersion: 'v2', billingProvider: 'openai', billingBaseUrl: 'https://b', billingMode: 'oauth',
+        costStatus: 'actual',
+        pricingVersion: 'v2',
+        billingProvider: 'openai',
+        billingBaseUrl: 'https://b',
+        billingMode: 'oauth',
       });
       expect(await f.store.getSession('s1')).toMatchObject({
-        costStatus: 'actual', costSource: 'pricing_table', pricingVersion: 'v2',
-        billingProvider: 'openrouter', billingBaseUrl: 'https://a', billingMode: 'api_key',
+        costStatus: 'actual',
+        costSource: 'pricing_table',
+        pricingVersion: 'v2',
+        billingProvider: 'openrouter',
+        billingBaseUrl: 'https://a',
+        billingMode: 'api_key',
       });
     });
 
@@ -192,18 +213,37 @@ export function sessionsContract(f: StoreFixture): void {
     });
 
     it('keeps every session counter past 2^31, set, added or counted, exactly up to Number.MAX_SAFE_INTEGER', async () => {
-      const big = { inputTokens: 3e9, outputTokens: 3e9, cacheReadTokens: 3e9, cacheWriteTokens: 3e9, reasoningTokens: 3e9, apiCallCount: 2 ** 31 };
+      const big = {
+        inputTokens: 3e9,
+        outputTokens: 3e9,
+        cacheReadTokens: 3e9,
+        cacheWriteTokens: 3e9,
+        reasoningTokens: 3e9,
+        apiCallCount: 2 ** 31,
+      };
       await f.store.updateTokenCounts('set', { ...big, absolute: true });
       expect(await f.store.getSession('set')).toMatchObject(big);
       // Incremental calls carry a counter past 2^31.
-      for (let i = 0; i < 3; i++) await f.store.updateTokenCounts('added', { inputTokens: 2 ** 30, apiCallCount: 2 ** 30 });
+      for (let i = 0; i < 3; i++)
+        await f.store.updateTokenCounts('added', { inputTokens: 2 ** 30, apiCallCount: 2 ** 30 });
       expect(await f.store.getSession('added')).toMatchObject({ inputTokens: 3 * 2 ** 30, apiCallCount: 3 * 2 ** 30 });
-      await f.store.updateTokenCounts('max', { inputTokens: Number.MAX_SAFE_INTEGER, apiCallCount: Number.MAX_SAFE_INTEGER, absolute: true });
-      expect(await f.store.getSession('max')).toMatchObject({ inputTokens: Number.MAX_SAFE_INTEGER, apiCallCount: Number.MAX_SAFE_INTEGER });
+      await f.store.updateTokenCounts('max', {
+        inputTokens: Number.MAX_SAFE_INTEGER,
+        apiCallCount: Number.MAX_SAFE_INTEGER,
+        absolute: true,
+      });
+      expect(await f.store.getSession('max')).toMatchObject({
+        inputTokens: Number.MAX_SAFE_INTEGER,
+        apiCallCount: Number.MAX_SAFE_INTEGER,
+      });
       // Message and tool-call counts go on from the largest 32-bit value (the API cannot get there quickly).
       await f.store.createSession('counted', 'cli');
-      await f.raw(`UPDATE sessions SET message_count = ${2 ** 31 - 1}, tool_call_count = ${2 ** 31 - 1} WHERE id = 'counted'`);
-      await f.store.appendMessage('counted', 'assistant', null, { toolCalls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      await f.raw(
+        `UPDATE sessions SET message_count = ${2 ** 31 - 1}, tool_call_count = ${2 ** 31 - 1} WHERE id = 'counted'`,
+      );
+      await f.store.appendMessage('counted', 'assistant', null, {
+        toolCalls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      });
       expect(await f.store.getSession('counted')).toMatchObject({ messageCount: 2 ** 31, toolCallCount: 2 ** 31 });
     });
   });
@@ -253,7 +293,10 @@ export function sessionsContract(f: StoreFixture): void {
 
     it('S22 prunes by source', async () => {
       f.clock.set(f.clock.peek() - 200 * DAY);
-      for (const [id, src] of [['old_cli', 'cli'], ['old_tg', 'telegram']] as const) {
+      for (const [id, src] of [
+        ['old_cli', 'cli'],
+        ['old_tg', 'telegram'],
+      ] as const) {
         await f.store.createSession(id, src);
         await f.store.appendMessage(id, 'user', 'm');
         await f.store.endSession(id, 'done');
@@ -317,10 +360,17 @@ export function sessionsContract(f: StoreFixture): void {
     it('S27 skips a second run inside the interval; S28 runs again after it', async () => {
       await f.store.maybeAutoPruneAndVacuum();
       await oldEnded('old2');
-      expect(await f.store.maybeAutoPruneAndVacuum({ minIntervalHours: 24 })).toEqual({ skipped: true, pruned: 0, vacuumed: false });
+      expect(await f.store.maybeAutoPruneAndVacuum({ minIntervalHours: 24 })).toEqual({
+        skipped: true,
+        pruned: 0,
+        vacuumed: false,
+      });
       expect(await f.store.getSession('old2')).not.toBeNull();
       f.clock.advance(48 * 3600);
-      expect(await f.store.maybeAutoPruneAndVacuum({ minIntervalHours: 24 })).toMatchObject({ skipped: false, pruned: 1 });
+      expect(await f.store.maybeAutoPruneAndVacuum({ minIntervalHours: 24 })).toMatchObject({
+        skipped: false,
+        pruned: 1,
+      });
       expect(await f.store.getSession('old2')).toBeNull();
     });
 
@@ -330,7 +380,11 @@ export function sessionsContract(f: StoreFixture): void {
       expect(await f.store.getMeta('last_auto_prune')).not.toBeNull();
       await f.store.setMeta('last_auto_prune', 'not-a-timestamp');
       await oldEnded('old');
-      expect(await f.store.maybeAutoPruneAndVacuum({ vacuum: false })).toEqual({ skipped: false, pruned: 1, vacuumed: false });
+      expect(await f.store.maybeAutoPruneAndVacuum({ vacuum: false })).toEqual({
+        skipped: false,
+        pruned: 1,
+        vacuumed: false,
+      });
     });
   });
 

@@ -20,7 +20,8 @@ function watch<T>(promise: Promise<T>): { outcome: Outcome<T> } {
   return watched;
 }
 
-const resolvedValue = <T>(w: { outcome: Outcome<T> }): T | undefined => (w.outcome.state === 'resolved' ? w.outcome.value : undefined);
+const resolvedValue = <T>(w: { outcome: Outcome<T> }): T | undefined =>
+  w.outcome.state === 'resolved' ? w.outcome.value : undefined;
 
 export function settleContract(h: Harness): void {
   describe('every call settles', () => {
@@ -91,10 +92,13 @@ export function settleContract(h: Harness): void {
         expect((await again.getSession('s'))!.messageCount).toBe(expected.length);
         const t = (await again.getSession('t'))!;
         expect(t.inputTokens).toBe(tokens.filter((w) => w.outcome.state === 'resolved').length);
-        const lastTitle = titles.map((w, i) => (w.outcome.state === 'resolved' ? `title ${i}` : null)).filter((x) => x !== null).at(-1);
+        const lastTitle = titles
+          .map((w, i) => (w.outcome.state === 'resolved' ? `title ${i}` : null))
+          .filter((x) => x !== null)
+          .at(-1);
         expect(t.title).toBe(lastTitle ?? null);
         for (const [i, w] of creates.entries()) {
-          expect(await again.getSession(`new-${i}`) !== null, `new-${i}`).toBe(w.outcome.state === 'resolved');
+          expect((await again.getSession(`new-${i}`)) !== null, `new-${i}`).toBe(w.outcome.state === 'resolved');
         }
       } finally {
         await again.close();

@@ -14,12 +14,23 @@ export function telegramContract(f: StoreFixture): void {
     });
 
     it('G4/G5 enables for the owner only, records the topic schema version, and disables', async () => {
-      await f.store.enableTelegramTopicMode({ chatId: CHAT, userId: CHAT, hasTopicsEnabled: true, allowsUsersToCreateTopics: false });
+      await f.store.enableTelegramTopicMode({
+        chatId: CHAT,
+        userId: CHAT,
+        hasTopicsEnabled: true,
+        allowsUsersToCreateTopics: false,
+      });
       expect(await f.store.getMeta('telegram_dm_topic_schema_version')).toBe('2');
       expect(await f.store.isTelegramTopicModeEnabled({ chatId: CHAT, userId: CHAT })).toBe(true);
       expect(await f.store.isTelegramTopicModeEnabled({ chatId: CHAT, userId: 'someone-else' })).toBe(false);
       await f.store.createSession('topic-sess', 'telegram');
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '17585', userId: CHAT, sessionKey: 'k', sessionId: 'topic-sess' });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '17585',
+        userId: CHAT,
+        sessionKey: 'k',
+        sessionId: 'topic-sess',
+      });
       await f.store.disableTelegramTopicMode({ chatId: CHAT, clearBindings: true });
       expect(await f.store.isTelegramTopicModeEnabled({ chatId: CHAT, userId: CHAT })).toBe(false);
       expect(await f.store.getTelegramTopicBinding({ chatId: CHAT, threadId: '17585' })).toBeNull();
@@ -39,13 +50,20 @@ export function telegramContract(f: StoreFixture): void {
     it('G8/G10 binds a topic (numbers become strings) and round-trips every field', async () => {
       await f.store.createSession('old-session', 'telegram');
       await f.store.bindTelegramTopic({
-        chatId: 208214988, threadId: 17585, userId: 208214988,
-        sessionKey: 'agent:main:telegram:dm:208214988:17585', sessionId: 'old-session',
+        chatId: 208214988,
+        threadId: 17585,
+        userId: 208214988,
+        sessionKey: 'agent:main:telegram:dm:208214988:17585',
+        sessionId: 'old-session',
       });
       const binding = await f.store.getTelegramTopicBinding({ chatId: CHAT, threadId: 17585 });
       expect(binding).toMatchObject({
-        chatId: CHAT, threadId: '17585', userId: CHAT, sessionKey: 'agent:main:telegram:dm:208214988:17585',
-        sessionId: 'old-session', managedMode: 'auto',
+        chatId: CHAT,
+        threadId: '17585',
+        userId: CHAT,
+        sessionKey: 'agent:main:telegram:dm:208214988:17585',
+        sessionId: 'old-session',
+        managedMode: 'auto',
       });
       expect(binding!.linkedAt).toBe(binding!.updatedAt);
       expect(await f.store.getMeta('telegram_dm_topic_schema_version')).toBe('2');
@@ -55,9 +73,21 @@ export function telegramContract(f: StoreFixture): void {
 
     it('G9 refuses to link a session to a second topic', async () => {
       await f.store.createSession('linked-session', 'telegram');
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '11111', userId: CHAT, sessionKey: 'k1', sessionId: 'linked-session' });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '11111',
+        userId: CHAT,
+        sessionKey: 'k1',
+        sessionId: 'linked-session',
+      });
       const error = await f.store
-        .bindTelegramTopic({ chatId: CHAT, threadId: '17585', userId: CHAT, sessionKey: 'k2', sessionId: 'linked-session' })
+        .bindTelegramTopic({
+          chatId: CHAT,
+          threadId: '17585',
+          userId: CHAT,
+          sessionKey: 'k2',
+          sessionId: 'linked-session',
+        })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TopicAlreadyLinkedError);
       expect((error as Error).message).toMatch(/already linked/);
@@ -67,14 +97,36 @@ export function telegramContract(f: StoreFixture): void {
     it('G11 re-binds a topic to a new session, keeping linked_at; re-binding the same pair is idempotent', async () => {
       await f.store.createSession('old-topic-session', 'telegram');
       await f.store.createSession('new-topic-session', 'telegram');
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '7', userId: CHAT, sessionKey: 'k', sessionId: 'old-topic-session' });
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '7', userId: CHAT, sessionKey: 'k', sessionId: 'old-topic-session' });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '7',
+        userId: CHAT,
+        sessionKey: 'k',
+        sessionId: 'old-topic-session',
+      });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '7',
+        userId: CHAT,
+        sessionKey: 'k',
+        sessionId: 'old-topic-session',
+      });
       const first = await f.store.getTelegramTopicBinding({ chatId: CHAT, threadId: '7' });
       await f.store.bindTelegramTopic({
-        chatId: CHAT, threadId: '7', userId: CHAT, sessionKey: 'k2', sessionId: 'new-topic-session', managedMode: 'restored',
+        chatId: CHAT,
+        threadId: '7',
+        userId: CHAT,
+        sessionKey: 'k2',
+        sessionId: 'new-topic-session',
+        managedMode: 'restored',
       });
       const second = await f.store.getTelegramTopicBinding({ chatId: CHAT, threadId: '7' });
-      expect(second).toMatchObject({ sessionId: 'new-topic-session', sessionKey: 'k2', managedMode: 'restored', linkedAt: first!.linkedAt });
+      expect(second).toMatchObject({
+        sessionId: 'new-topic-session',
+        sessionKey: 'k2',
+        managedMode: 'restored',
+        linkedAt: first!.linkedAt,
+      });
       expect(second!.updatedAt).toBeGreaterThan(first!.updatedAt);
       expect(await f.store.isTelegramSessionLinkedToTopic({ sessionId: 'old-topic-session' })).toBe(false);
     });
@@ -89,17 +141,29 @@ export function telegramContract(f: StoreFixture): void {
 
     it('G1 drops the binding with its session', async () => {
       await f.store.createSession('sess-to-delete', 'telegram');
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '17585', userId: CHAT, sessionKey: 'k', sessionId: 'sess-to-delete' });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '17585',
+        userId: CHAT,
+        sessionKey: 'k',
+        sessionId: 'sess-to-delete',
+      });
       expect(await f.store.deleteSession('sess-to-delete')).toBe(true);
       expect(await f.store.getTelegramTopicBinding({ chatId: CHAT, threadId: '17585' })).toBeNull();
     });
 
-    it('G7 lists the user\'s unlinked Telegram sessions, most recent first, with preview', async () => {
+    it("G7 lists the user's unlinked Telegram sessions, most recent first, with preview", async () => {
       await f.store.createSession('old-unlinked', 'telegram', { userId: CHAT });
       await f.store.setSessionTitle('old-unlinked', 'Old research');
       await f.store.appendMessage('old-unlinked', 'user', 'first prompt');
       await f.store.createSession('already-linked', 'telegram', { userId: CHAT });
-      await f.store.bindTelegramTopic({ chatId: CHAT, threadId: '11111', userId: CHAT, sessionKey: 'k', sessionId: 'already-linked' });
+      await f.store.bindTelegramTopic({
+        chatId: CHAT,
+        threadId: '11111',
+        userId: CHAT,
+        sessionKey: 'k',
+        sessionId: 'already-linked',
+      });
       await f.store.createSession('other-user', 'telegram', { userId: '999' });
       await f.store.createSession('cli-session', 'cli', { userId: CHAT });
       await f.store.createSession('newer-unlinked', 'telegram', { userId: CHAT });

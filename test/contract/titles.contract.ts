@@ -38,7 +38,10 @@ export function titlesContract(f: StoreFixture): void {
         ['he\u0000l\u0001l\u0008o\u000b\u000c\u000e\u001b\u001c\u001f\u007f!', 'hello!'],
         ['a\tb\nc\r\nd', 'a b c d'],
         // Step 3: zero-width, directional and line/paragraph separators are deleted, also not spaces.
-        ['a\u200bb\u200fc\u2028d\u2029e\u202af\u202eg\u2060h\u2066i\u2069j\ufeffk\ufffcl\ufff9m\ufffbn', 'abcdefghijklmn'],
+        [
+          'a\u200bb\u200fc\u2028d\u2029e\u202af\u202eg\u2060h\u2066i\u2069j\ufeffk\ufffcl\ufff9m\ufffbn',
+          'abcdefghijklmn',
+        ],
         // Step 4: Python's whitespace, which includes NEL (U+0085); other C1 controls are kept as they are.
         ['a\u0085b \u00a0\u1680\u2000\u200a\u202f\u205f\u3000c', 'a b c'],
         ['x\u0080y\u009fz', 'x\u0080y\u009fz'],
@@ -53,7 +56,9 @@ export function titlesContract(f: StoreFixture): void {
       // Length is counted after sanitising; uniqueness compares sanitised titles.
       expect(await f.store.setSessionTitle('s1', `${'x'.repeat(100)}${'\u0000'.repeat(50)}`)).toBe(true);
       await f.store.createSession('s2', 'cli');
-      const conflict = await f.store.setSessionTitle('s2', ` x${'\u0000'.repeat(3)}${'x'.repeat(99)} `).catch((e: unknown) => e);
+      const conflict = await f.store
+        .setSessionTitle('s2', ` x${'\u0000'.repeat(3)}${'x'.repeat(99)} `)
+        .catch((e: unknown) => e);
       expect(conflict).toBeInstanceOf(TitleConflictError);
       expect(await f.store.getSessionTitle('s2')).toBeNull();
     });

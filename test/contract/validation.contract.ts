@@ -8,15 +8,57 @@ import type { StoreFixture } from '../helpers/store-fixture.js';
 
 /** The SessionDBProvider contract, as listed in the repositories issue. */
 export const CONTRACT_METHODS = [
-  'createSession', 'ensureSession', 'getSession', 'resolveSessionId', 'endSession', 'reopenSession', 'updateSystemPrompt',
-  'updateTokenCounts', 'deleteSession', 'clearMessages', 'pruneSessions', 'vacuum', 'maybeAutoPruneAndVacuum',
-  'setSessionTitle', 'getSessionTitle', 'getSessionByTitle', 'resolveSessionByTitle', 'getNextTitleInLineage',
-  'appendMessage', 'replaceMessages', 'getMessages', 'getMessagesAsConversation', 'getMessagesAround', 'getAnchoredView',
-  'getCompressionTip', 'resolveResumeSessionId', 'getLineage', 'getDescendants', 'listSessionsRich', 'sessionCount',
-  'messageCount', 'getMeta', 'setMeta', 'requestHandoff', 'getHandoffState', 'listPendingHandoffs', 'claimHandoff',
-  'completeHandoff', 'failHandoff', 'exportSession', 'exportAll', 'enableTelegramTopicMode', 'disableTelegramTopicMode',
-  'isTelegramTopicModeEnabled', 'getTelegramTopicBinding', 'bindTelegramTopic', 'isTelegramSessionLinkedToTopic',
-  'listUnlinkedTelegramSessionsForUser', 'searchMessages', 'searchSessions', 'close',
+  'createSession',
+  'ensureSession',
+  'getSession',
+  'resolveSessionId',
+  'endSession',
+  'reopenSession',
+  'updateSystemPrompt',
+  'updateTokenCounts',
+  'deleteSession',
+  'clearMessages',
+  'pruneSessions',
+  'vacuum',
+  'maybeAutoPruneAndVacuum',
+  'setSessionTitle',
+  'getSessionTitle',
+  'getSessionByTitle',
+  'resolveSessionByTitle',
+  'getNextTitleInLineage',
+  'appendMessage',
+  'replaceMessages',
+  'getMessages',
+  'getMessagesAsConversation',
+  'getMessagesAround',
+  'getAnchoredView',
+  'getCompressionTip',
+  'resolveResumeSessionId',
+  'getLineage',
+  'getDescendants',
+  'listSessionsRich',
+  'sessionCount',
+  'messageCount',
+  'getMeta',
+  'setMeta',
+  'requestHandoff',
+  'getHandoffState',
+  'listPendingHandoffs',
+  'claimHandoff',
+  'completeHandoff',
+  'failHandoff',
+  'exportSession',
+  'exportAll',
+  'enableTelegramTopicMode',
+  'disableTelegramTopicMode',
+  'isTelegramTopicModeEnabled',
+  'getTelegramTopicBinding',
+  'bindTelegramTopic',
+  'isTelegramSessionLinkedToTopic',
+  'listUnlinkedTelegramSessionsForUser',
+  'searchMessages',
+  'searchSessions',
+  'close',
 ] as const;
 
 /** Methods that take no input to validate (nothing to get wrong), with the reason. */
@@ -39,7 +81,11 @@ const CASES: Case[] = [
   ['createSession', 'sessionId', (s) => s.createSession('x'.repeat(1025), 'cli')],
   ['createSession', 'source', (s) => s.createSession('new', bad(null))],
   ['createSession', 'options', (s) => s.createSession('new', 'cli', bad({ bogus: 1 }))],
-  ['createSession', 'options.modelConfig', (s) => s.createSession('new', 'cli', { modelConfig: bad({ t: Number.NaN }) })],
+  [
+    'createSession',
+    'options.modelConfig',
+    (s) => s.createSession('new', 'cli', { modelConfig: bad({ t: Number.NaN }) }),
+  ],
   ['createSession', 'options.modelConfig', (s) => s.createSession('new', 'cli', { modelConfig: bad(new Date()) })],
   ['createSession', 'options.modelConfig', (s) => s.createSession('new', 'cli', { modelConfig: { k: [1n] } as never })],
   ['createSession', 'options.parentSessionId', (s) => s.createSession('new', 'cli', { parentSessionId: '' })],
@@ -51,9 +97,21 @@ const CASES: Case[] = [
   ['reopenSession', 'sessionId', (s) => s.reopenSession(bad({}))],
   ['updateSystemPrompt', 'systemPrompt', (s) => s.updateSystemPrompt('seed', bad(5))],
   ['updateTokenCounts', 'options.inputTokens', (s) => s.updateTokenCounts('seed', { inputTokens: 1.5 })],
-  ['updateTokenCounts', 'options.apiCallCount', (s) => s.updateTokenCounts('seed', { apiCallCount: Number.MAX_SAFE_INTEGER + 1 })],
-  ['updateTokenCounts', 'options.reasoningTokens', (s) => s.updateTokenCounts('seed', { reasoningTokens: 2 ** 53, absolute: true })],
-  ['updateTokenCounts', 'options.estimatedCostUsd', (s) => s.updateTokenCounts('seed', { estimatedCostUsd: Number.POSITIVE_INFINITY })],
+  [
+    'updateTokenCounts',
+    'options.apiCallCount',
+    (s) => s.updateTokenCounts('seed', { apiCallCount: Number.MAX_SAFE_INTEGER + 1 }),
+  ],
+  [
+    'updateTokenCounts',
+    'options.reasoningTokens',
+    (s) => s.updateTokenCounts('seed', { reasoningTokens: 2 ** 53, absolute: true }),
+  ],
+  [
+    'updateTokenCounts',
+    'options.estimatedCostUsd',
+    (s) => s.updateTokenCounts('seed', { estimatedCostUsd: Number.POSITIVE_INFINITY }),
+  ],
   ['updateTokenCounts', 'options.absolute', (s) => s.updateTokenCounts('seed', { absolute: bad('yes') })],
   ['updateTokenCounts', 'options', (s) => s.updateTokenCounts('seed', bad({ input_tokens: 5 }))],
   ['deleteSession', 'sessionId', (s) => s.deleteSession(bad(null))],
@@ -73,19 +131,35 @@ const CASES: Case[] = [
   // Identifiers still refuse NUL and lone surrogates (message text accepts them: see messages.contract.ts).
   ['appendMessage', 'role', (s) => s.appendMessage('seed', 'us\u0000er', 'x')],
   ['appendMessage', 'role', (s) => s.appendMessage('seed', LONE_SURROGATE, 'x')],
-  ['appendMessage', 'options.toolCalls', (s) => s.appendMessage('seed', 'assistant', null, { toolCalls: bad(() => 1) })],
+  [
+    'appendMessage',
+    'options.toolCalls',
+    (s) => s.appendMessage('seed', 'assistant', null, { toolCalls: bad(() => 1) }),
+  ],
   ['appendMessage', 'options.tokenCount', (s) => s.appendMessage('seed', 'user', 'x', { tokenCount: bad('a') })],
   ['appendMessage', 'options', (s) => s.appendMessage('seed', 'user', 'x', bad({ tool_calls: [] }))],
   // A message's token count is a 32-bit integer everywhere (Postgres' column is integer).
   ['appendMessage', 'options.tokenCount', (s) => s.appendMessage('seed', 'user', 'x', { tokenCount: 2 ** 31 })],
   ['appendMessage', 'options.tokenCount', (s) => s.appendMessage('seed', 'user', 'x', { tokenCount: 3e9 })],
   ['appendMessage', 'options.tokenCount', (s) => s.appendMessage('seed', 'user', 'x', { tokenCount: -(2 ** 31) - 1 })],
-  ['replaceMessages', 'messages.0.tokenCount', (s) => s.replaceMessages('seed', [{ role: 'user', content: 'x', token_count: 2 ** 31 }])],
+  [
+    'replaceMessages',
+    'messages.0.tokenCount',
+    (s) => s.replaceMessages('seed', [{ role: 'user', content: 'x', token_count: 2 ** 31 }]),
+  ],
   ['replaceMessages', 'messages', (s) => s.replaceMessages('seed', bad('nope'))],
   ['replaceMessages', 'messages.0.content', (s) => s.replaceMessages('seed', [{ role: 'user', content: 5 }])],
-  ['replaceMessages', 'messages.1', (s) => s.replaceMessages('seed', [{ role: 'user' }, { tool_calls: [1], toolCalls: [2] }])],
+  [
+    'replaceMessages',
+    'messages.1',
+    (s) => s.replaceMessages('seed', [{ role: 'user' }, { tool_calls: [1], toolCalls: [2] }]),
+  ],
   ['getMessages', 'sessionId', (s) => s.getMessages(bad(1))],
-  ['getMessagesAsConversation', 'options.includeAncestors', (s) => s.getMessagesAsConversation('seed', { includeAncestors: bad('yes') })],
+  [
+    'getMessagesAsConversation',
+    'options.includeAncestors',
+    (s) => s.getMessagesAsConversation('seed', { includeAncestors: bad('yes') }),
+  ],
   ['getMessagesAround', 'anchorId', (s) => s.getMessagesAround('seed', bad('x'))],
   ['getMessagesAround', 'anchorId', (s) => s.getMessagesAround('seed', 1.5)],
   ['getAnchoredView', 'anchorId', (s) => s.getAnchoredView('seed', Number.NaN)],
@@ -112,11 +186,23 @@ const CASES: Case[] = [
   ['exportAll', 'options.source', (s) => s.exportAll({ source: bad(2) })],
   ['enableTelegramTopicMode', 'options.chatId', (s) => s.enableTelegramTopicMode({ chatId: '', userId: 'u' })],
   ['enableTelegramTopicMode', 'options.chatId', (s) => s.enableTelegramTopicMode({ chatId: 1.5, userId: 1 })],
-  ['enableTelegramTopicMode', 'options.hasTopicsEnabled', (s) => s.enableTelegramTopicMode({ chatId: 1, userId: 1, hasTopicsEnabled: bad(1) })],
+  [
+    'enableTelegramTopicMode',
+    'options.hasTopicsEnabled',
+    (s) => s.enableTelegramTopicMode({ chatId: 1, userId: 1, hasTopicsEnabled: bad(1) }),
+  ],
   ['disableTelegramTopicMode', 'options.chatId', (s) => s.disableTelegramTopicMode(bad({}))],
   ['isTelegramTopicModeEnabled', 'options.userId', (s) => s.isTelegramTopicModeEnabled(bad({ chatId: 'c' }))],
-  ['getTelegramTopicBinding', 'options.threadId', (s) => s.getTelegramTopicBinding({ chatId: 'c', threadId: bad(null) })],
-  ['bindTelegramTopic', 'options.sessionKey', (s) => s.bindTelegramTopic(bad({ chatId: 1, threadId: 2, userId: 3, sessionId: 'seed' }))],
+  [
+    'getTelegramTopicBinding',
+    'options.threadId',
+    (s) => s.getTelegramTopicBinding({ chatId: 'c', threadId: bad(null) }),
+  ],
+  [
+    'bindTelegramTopic',
+    'options.sessionKey',
+    (s) => s.bindTelegramTopic(bad({ chatId: 1, threadId: 2, userId: 3, sessionId: 'seed' })),
+  ],
   ['isTelegramSessionLinkedToTopic', 'options.sessionId', (s) => s.isTelegramSessionLinkedToTopic(bad({}))],
   ['searchMessages', 'query', (s) => s.searchMessages(bad(5))],
   ['searchMessages', 'options.sourceFilter', (s) => s.searchMessages('x', { sourceFilter: bad('cli') })],
@@ -125,7 +211,11 @@ const CASES: Case[] = [
   ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad('newst') })],
   ['searchMessages', 'options.sort', (s) => s.searchMessages('x', { sort: bad('') })],
   ['searchSessions', 'options.limit', (s) => s.searchSessions({ limit: bad('x') })],
-  ['listUnlinkedTelegramSessionsForUser', 'options.limit', (s) => s.listUnlinkedTelegramSessionsForUser({ userId: 'u', limit: bad('x') })],
+  [
+    'listUnlinkedTelegramSessionsForUser',
+    'options.limit',
+    (s) => s.listUnlinkedTelegramSessionsForUser({ userId: 'u', limit: bad('x') }),
+  ],
 ];
 
 export function validationContract(f: StoreFixture): void {
@@ -134,7 +224,8 @@ export function validationContract(f: StoreFixture): void {
       const covered = new Set(CASES.map(([method]) => method));
       const missing = CONTRACT_METHODS.filter((m) => !covered.has(m) && !(m in NO_INPUT));
       expect(missing).toEqual([]);
-      for (const m of CONTRACT_METHODS) expect(typeof (f.store as unknown as Record<string, unknown>)[m], m).toBe('function');
+      for (const m of CONTRACT_METHODS)
+        expect(typeof (f.store as unknown as Record<string, unknown>)[m], m).toBe('function');
     });
 
     it('throws ValidationError naming the field, and changes nothing', async () => {
@@ -142,7 +233,11 @@ export function validationContract(f: StoreFixture): void {
       await f.store.appendMessage('seed', 'user', 'hello');
       await f.store.setMeta('k', 'v');
       const fingerprint = async () =>
-        JSON.stringify([await f.store.exportAll(), await f.store.getMeta('k'), await f.store.getMeta('telegram_dm_topic_schema_version')]);
+        JSON.stringify([
+          await f.store.exportAll(),
+          await f.store.getMeta('k'),
+          await f.store.getMeta('telegram_dm_topic_schema_version'),
+        ]);
       const before = await fingerprint();
       const failures: string[] = [];
       for (const [method, field, call] of CASES) {

@@ -10,7 +10,8 @@ process.stdout.write('ready\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 const ids: number[] = [];
 try {
-  for (let i = 0; i < Number(countText); i++) ids.push(await store.appendMessage(sessionId!, 'user', `w${worker}-${i}`));
+  for (let i = 0; i < Number(countText); i++)
+    ids.push(await store.appendMessage(sessionId!, 'user', `w${worker}-${i}`));
   process.stdout.write(`${JSON.stringify({ ok: true, ids })}\n`);
 } catch (error) {
   process.stdout.write(`${JSON.stringify({ ok: false, ids, error: String(error) })}\n`);

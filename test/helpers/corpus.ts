@@ -7,13 +7,68 @@ import { prng } from '../../examples/hermes-state-db.js';
 /** The seeded PRNG the example history uses (mulberry32). */
 export const rng = prng;
 
-export const EN = ['docker', 'compose', 'deploy', 'kubernetes', 'ingress', 'postgres', 'backup', 'the', 'server', 'error',
-  'timeout', 'network', 'config', 'python', 'rust', 'build', 'test', 'release', 'memory', 'cache', 'query', 'index',
-  'search', 'token', 'session', 'agent', 'model', 'prompt', 'retry', 'lock', 'write', 'read', 'file', 'path', 'user'];
-export const ZH = ['记忆断裂', '通信协议', '数据库', '服务器', '部署', '搜索', '缓存', '测试', '广西旅游', '会议纪要', '问题复现', '实现'];
+export const EN = [
+  'docker',
+  'compose',
+  'deploy',
+  'kubernetes',
+  'ingress',
+  'postgres',
+  'backup',
+  'the',
+  'server',
+  'error',
+  'timeout',
+  'network',
+  'config',
+  'python',
+  'rust',
+  'build',
+  'test',
+  'release',
+  'memory',
+  'cache',
+  'query',
+  'index',
+  'search',
+  'token',
+  'session',
+  'agent',
+  'model',
+  'prompt',
+  'retry',
+  'lock',
+  'write',
+  'read',
+  'file',
+  'path',
+  'user',
+];
+export const ZH = [
+  '记忆断裂',
+  '通信协议',
+  '数据库',
+  '服务器',
+  '部署',
+  '搜索',
+  '缓存',
+  '测试',
+  '广西旅游',
+  '会议纪要',
+  '问题复现',
+  '实现',
+];
 export const JA = ['こんにちは', '世界', 'データベース', 'サーバー', '検索'];
 export const KO = ['안녕하세요', '반갑습니다', '데이터', '검색'];
-export const CODE = ['chat-send', 'p2.2', 'sp_new', 'simulate.p2.test.ts', 'my-app.config', 'v1.2.3', 'snake_case_thing'];
+export const CODE = [
+  'chat-send',
+  'p2.2',
+  'sp_new',
+  'simulate.p2.test.ts',
+  'my-app.config',
+  'v1.2.3',
+  'snake_case_thing',
+];
 
 export interface CorpusMessage {
   session: string;
@@ -43,7 +98,13 @@ export function corpus(size: number, seed = 20261122): CorpusMessage[] {
     const message: CorpusMessage = { session, source, role: r() < 0.5 ? 'user' : 'assistant', content };
     if (r() < 0.15) {
       message.toolName = pick(['terminal', 'web_search', 'read_file']);
-      message.toolCalls = [{ id: `call_${i}`, type: 'function', function: { name: message.toolName, arguments: JSON.stringify({ q: pick(EN) }) } }];
+      message.toolCalls = [
+        {
+          id: `call_${i}`,
+          type: 'function',
+          function: { name: message.toolName, arguments: JSON.stringify({ q: pick(EN) }) },
+        },
+      ];
     }
     out.push(message);
   }
@@ -62,7 +123,17 @@ export function parityQueries(): string[] {
   for (const c of CODE) q.push(c);
   for (const z of ZH) q.push(z);
   for (const z of ZH.slice(0, 6)) q.push(z.slice(0, 2));
-  q.push('记忆断裂 OR 通信协议', '部署 OR 搜索', 'docker 数据库', 'こんにちは', '世界', '안녕하세요', '데이터', 'terminal', 'web_search');
+  q.push(
+    '记忆断裂 OR 通信协议',
+    '部署 OR 搜索',
+    'docker 数据库',
+    'こんにちは',
+    '世界',
+    '안녕하세요',
+    '데이터',
+    'terminal',
+    'web_search',
+  );
   q.push('a AND OR b', 'key:value', '"unterminated', 'C++', '', 'OR docker', 'deploy AND');
   return q;
 }

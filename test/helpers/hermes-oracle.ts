@@ -47,7 +47,9 @@ export function hermesSearch(db: Database, query: string, options: OracleOptions
   const order = options.sort ? ORDER[options.sort] : 'ORDER BY rank';
   const run = (table: string, match: string) => {
     try {
-      return db.prepare(`${SELECT(table)} ${order} LIMIT ? OFFSET ?`).all(match, limit, offset) as Array<Record<string, unknown>>;
+      return db.prepare(`${SELECT(table)} ${order} LIMIT ? OFFSET ?`).all(match, limit, offset) as Array<
+        Record<string, unknown>
+      >;
     } catch {
       return []; // Hermes catches sqlite3.OperationalError and returns []
     }
@@ -58,7 +60,9 @@ export function hermesSearch(db: Database, query: string, options: OracleOptions
     const route = routeCjk(q);
     if (route.path === 'trigram') found = run('messages_fts_trigram', route.query);
     else {
-      const clauses = route.tokens.map(() => "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')");
+      const clauses = route.tokens.map(
+        () => "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')",
+      );
       const params = route.tokens.flatMap((t) => {
         const p = `%${t.replace(/\\/g, '\\\\').replace(/%/g, '\\%').replace(/_/g, '\\_')}%`;
         return [p, p, p];
@@ -76,7 +80,11 @@ export function hermesSearch(db: Database, query: string, options: OracleOptions
         .all(route.tokens[0], ...params, limit, offset) as Array<Record<string, unknown>>;
     }
   }
-  return found.map((r) => ({ id: Number(r.id), snippet: r.snippet === null ? null : String(r.snippet), timestamp: Number(r.timestamp) }));
+  return found.map((r) => ({
+    id: Number(r.id),
+    snippet: r.snippet === null ? null : String(r.snippet),
+    timestamp: Number(r.timestamp),
+  }));
 }
 
 /** How many messages match (Hermes' relevance path with no limit): tells which queries are under the cap. */
@@ -85,7 +93,9 @@ export function hermesMatchCount(db: Database, query: string): number {
   if (!q) return 0;
   const count = (table: string, match: string) => {
     try {
-      return Number((db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(match) as { n: number }).n);
+      return Number(
+        (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH ?`).get(match) as { n: number }).n,
+      );
     } catch {
       return 0;
     }
@@ -113,7 +123,10 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
   const latinWords = (text: string) => text.match(/[A-Za-z]{2,}/g) ?? [];
   const han = (text: string) => text.match(/[\u4e00-\u9fff]{4,}/g) ?? [];
   const run = (text: string, n: number): string | null => {
-    const words = text.split(/\s+/).map((w) => w.replace(/[^A-Za-z]/g, '')).filter(Boolean);
+    const words = text
+      .split(/\s+/)
+      .map((w) => w.replace(/[^A-Za-z]/g, ''))
+      .filter(Boolean);
     if (words.length < n) return null;
     const i = Math.floor(random() * (words.length - n + 1));
     return words.slice(i, i + n).join(' ');
@@ -133,13 +146,25 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
     return ws[Math.floor(random() * ws.length)]!.toLowerCase();
   };
   add('word', anyWord);
-  add('common word', () => ['the', 'be', 'to', 'of', 'and', 'in', 'docker', 'server', 'error', 'say', 'have', 'not'][Math.floor(random() * 12)]!);
+  add(
+    'common word',
+    () =>
+      ['the', 'be', 'to', 'of', 'and', 'in', 'docker', 'server', 'error', 'say', 'have', 'not'][
+        Math.floor(random() * 12)
+      ]!,
+  );
   add('phrase 2', () => {
-    const p = run(sample((t) => latinWords(t).length >= 2), 2);
+    const p = run(
+      sample((t) => latinWords(t).length >= 2),
+      2,
+    );
     return p ? `"${p}"` : null;
   });
   add('phrase 3', () => {
-    const p = run(sample((t) => latinWords(t).length >= 3), 3);
+    const p = run(
+      sample((t) => latinWords(t).length >= 3),
+      3,
+    );
     return p ? `"${p}"` : null;
   });
   add('prefix', () => {
@@ -149,7 +174,22 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
   add('OR', () => `${anyWord()} OR ${anyWord()}`);
   add('AND', () => `${anyWord()} ${anyWord()}`);
   add('NOT', () => `${anyWord()} NOT ${anyWord()}`);
-  add('code', () => ['chat-send', 'p2.2', 'sp_new', 'simulate.p2.test.ts', 'my-app.config', 'v1.2.3', 'snake_case_thing', 'docker-compose', 'node_modules', '2024-01-01'][Math.floor(random() * 10)]!);
+  add(
+    'code',
+    () =>
+      [
+        'chat-send',
+        'p2.2',
+        'sp_new',
+        'simulate.p2.test.ts',
+        'my-app.config',
+        'v1.2.3',
+        'snake_case_thing',
+        'docker-compose',
+        'node_modules',
+        '2024-01-01',
+      ][Math.floor(random() * 10)]!,
+  );
   add('CJK 2', () => {
     const runs = han(sample((t) => han(t).length > 0));
     const r = runs[Math.floor(random() * runs.length)]!;

@@ -33,7 +33,9 @@ export async function query<T>(store: SessionStore, text: string, params: unknow
     statement.run(...params);
     return [];
   }
-  const chunks: SQL[] = text.split('?').map((part, i) => (i === 0 ? sql.raw(part) : sql`${params[i - 1]}${sql.raw(part)}`));
+  const chunks: SQL[] = text
+    .split('?')
+    .map((part, i) => (i === 0 ? sql.raw(part) : sql`${params[i - 1]}${sql.raw(part)}`));
   return rowsOf<T>(await (store.backend as PgBackend).db.execute(sql.join(chunks)));
 }
 
@@ -52,7 +54,10 @@ async function tableExists(store: SessionStore, table: 'ours' | 'legacy'): Promi
     return (await query(store, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])).length > 0;
   }
   const [schema, name] = table === 'ours' ? [PG_HISTORY_SCHEMA, HISTORY_TABLE] : ['drizzle', '__drizzle_migrations'];
-  return (await query(store, 'SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?', [schema, name])).length > 0;
+  return (
+    (await query(store, 'SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = ? AND tablename = ?', [schema, name]))
+      .length > 0
+  );
 }
 
 /** The rows of a history table in the order they were recorded, or null when the table does not exist. */

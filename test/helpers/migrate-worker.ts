@@ -9,7 +9,12 @@ if (!url) throw new Error('usage: migrate-worker <store-url>');
 
 // An optional second argument: the Postgres schema the store lives in.
 const schema = process.argv[3];
-const store = await openStore(url, { migrate: false, writeDeadlineMs: 60_000, busyTimeoutMs: 200, ...(schema ? { schema } : {}) });
+const store = await openStore(url, {
+  migrate: false,
+  writeDeadlineMs: 60_000,
+  busyTimeoutMs: 200,
+  ...(schema ? { schema } : {}),
+});
 process.stdout.write('ready\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 try {

@@ -36,7 +36,13 @@ export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): 
   const journal = readJournal(dir);
   for (const extra of extras) {
     fs.writeFileSync(path.join(dir, `${extra.tag}.sql`), extra.sql);
-    journal.entries.push({ idx: 0, version: journal.entries[0]!.version, when: extra.when, tag: extra.tag, breakpoints: true });
+    journal.entries.push({
+      idx: 0,
+      version: journal.entries[0]!.version,
+      when: extra.when,
+      tag: extra.tag,
+      breakpoints: true,
+    });
   }
   journal.entries.sort((a, b) => a.when - b.when).forEach((e, i) => (e.idx = i));
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));

@@ -26,6 +26,8 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, match: (line:
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => reject(new Error(`process exited (${code}) before the expected line; stderr: ${stderr}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`process exited (${code}) before the expected line; stderr: ${stderr}`)),
+    );
   });
 }

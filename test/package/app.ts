@@ -20,7 +20,11 @@ export interface RunResult {
 }
 
 /** Run a command to completion; a non-zero exit is returned, not thrown, so tests can show its output. */
-export async function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+export async function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   try {
     const { stdout, stderr } = await execFileAsync(command, args, {
       cwd: options.cwd,
@@ -45,10 +49,22 @@ export const rootBin = (name: string) => path.join(ROOT, 'node_modules', '.bin',
 export async function installApp(name: string, extra: string[] = []): Promise<string> {
   const tarball = await packedTarball();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-${name}-`));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `hsdb-${name}`, private: true, type: 'module' }, null, 2));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: `hsdb-${name}`, private: true, type: 'module' }, null, 2),
+  );
   const install = await run(
     'npm',
-    ['install', tarball, ...extra, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'],
+    [
+      'install',
+      tarball,
+      ...extra,
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--ignore-scripts',
+      '--no-package-lock',
+    ],
     { cwd: dir },
   );
   if (install.code !== 0) throw new Error(`npm install failed in ${dir}:\n${install.stdout}\n${install.stderr}`);

@@ -51,16 +51,34 @@ beforeAll(async () => {
 afterAll(() => removeApp(app));
 
 describe('a strict TypeScript consumer of the installed package', () => {
-  it('compiles with zero errors in its code and in every published declaration', async () => {
-    const result = await run(
-      rootBin('tsc'),
-      ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', 'strict.mts', 'require.cts'],
-      { cwd: app },
-    );
-    const errors = parseTscErrors(result.stdout);
-    const ours = errors.filter((e) => !isDrizzleUpstream(e));
-    expect(ours.map((e) => e.line), `${ours.length} of ${errors.length} errors are not drizzle-orm#5187`).toEqual([]);
-    // A failing tsc must have said why in errors parsed above (not, say, crashed).
-    expect(result.code === 0 || errors.length > 0, result.stdout + result.stderr).toBe(true);
-  }, TIMEOUT);
+  it(
+    'compiles with zero errors in its code and in every published declaration',
+    async () => {
+      const result = await run(
+        rootBin('tsc'),
+        [
+          '--noEmit',
+          '--strict',
+          '--skipLibCheck',
+          'false',
+          '--module',
+          'nodenext',
+          '--moduleResolution',
+          'nodenext',
+          'strict.mts',
+          'require.cts',
+        ],
+        { cwd: app },
+      );
+      const errors = parseTscErrors(result.stdout);
+      const ours = errors.filter((e) => !isDrizzleUpstream(e));
+      expect(
+        ours.map((e) => e.line),
+        `${ours.length} of ${errors.length} errors are not drizzle-orm#5187`,
+      ).toEqual([]);
+      // A failing tsc must have said why in errors parsed above (not, say, crashed).
+      expect(result.code === 0 || errors.length > 0, result.stdout + result.stderr).toBe(true);
+    },
+    TIMEOUT,
+  );
 });

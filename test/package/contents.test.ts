@@ -57,13 +57,19 @@ describe('the packed tarball', () => {
       /^MIT License\n\nCopyright \(c\) 2026 hermes-sessiondb contributors\n/,
     );
     for (const dialect of ['pg', 'sqlite']) {
-      const journal = JSON.parse(fs.readFileSync(path.join(pkg, 'drizzle', dialect, 'meta', '_journal.json'), 'utf8')) as {
+      const journal = JSON.parse(
+        fs.readFileSync(path.join(pkg, 'drizzle', dialect, 'meta', '_journal.json'), 'utf8'),
+      ) as {
         entries: Array<{ tag: string }>;
       };
       for (const { tag } of journal.entries) expect(files.has(`drizzle/${dialect}/${tag}.sql`), tag).toBe(true);
     }
     // Nothing from the repository's working files.
-    expect([...files].filter((f) => !/^(dist|drizzle)\//.test(f)).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
+    expect([...files].filter((f) => !/^(dist|drizzle)\//.test(f)).sort()).toEqual([
+      'LICENSE',
+      'README.md',
+      'package.json',
+    ]);
   });
 
   it('ships every file package.json points at (main, types, bin, exports, typesVersions)', () => {
@@ -81,7 +87,10 @@ describe('the packed tarball', () => {
     const missing: string[] = [];
     for (const file of files) {
       if (file.endsWith('.map')) {
-        const map = JSON.parse(fs.readFileSync(path.join(pkg, file), 'utf8')) as { sources: string[]; sourceRoot?: string };
+        const map = JSON.parse(fs.readFileSync(path.join(pkg, file), 'utf8')) as {
+          sources: string[];
+          sourceRoot?: string;
+        };
         for (const source of map.sources) {
           const target = path.posix.join(path.posix.dirname(file), map.sourceRoot ?? '', source);
           if (!shipped(target)) missing.push(`${file} -> ${target}`);

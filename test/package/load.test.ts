@@ -42,7 +42,9 @@ function expectLoaded(report: LoadReport, greeting: string): void {
   expect(report.resolved).toEqual(
     ['dist/index.js', 'dist/schema/pg.js', 'dist/schema/sqlite.js'].map((file) => path.join(installed, file)),
   );
-  expect(report.entryExports).toEqual(expect.arrayContaining(['openStore', 'SessionStore', 'SessionDbError', 'migrationsFolder']));
+  expect(report.entryExports).toEqual(
+    expect.arrayContaining(['openStore', 'SessionStore', 'SessionDbError', 'migrationsFolder']),
+  );
   expect(report.pgExports).toEqual(expect.arrayContaining(['sessions', 'messages']));
   expect(report.sqliteExports).toEqual(expect.arrayContaining(['sessions', 'messages']));
   expect(report.dialect).toBe('pg');
@@ -50,70 +52,88 @@ function expectLoaded(report: LoadReport, greeting: string): void {
 }
 
 describe('the packed package installed into an app', () => {
-  it('loads with import: the entry, both schema subpaths, and a store that works', async () => {
-    const report = await load('esm.mjs');
-    expectLoaded(report, 'from an ESM app');
-    expect(report.badDialect).toEqual({
-      validation: true,
-      field: 'dialect',
-      message: 'Invalid dialect: must be "pg" or "sqlite", got "mysql"',
-    });
-  }, TIMEOUT);
+  it(
+    'loads with import: the entry, both schema subpaths, and a store that works',
+    async () => {
+      const report = await load('esm.mjs');
+      expectLoaded(report, 'from an ESM app');
+      expect(report.badDialect).toEqual({
+        validation: true,
+        field: 'dialect',
+        message: 'Invalid dialect: must be "pg" or "sqlite", got "mysql"',
+      });
+    },
+    TIMEOUT,
+  );
 
-  it('loads with require: the same files, and the very same modules as import (one copy of each class)', async () => {
-    const report = await load('cjs.cjs');
-    expectLoaded(report, 'from a CommonJS app');
-    expect(report.sameModuleAsImport).toBe(true);
-    expect(report.sameTablesAsImport).toBe(true);
-    expect(report.thrownAcrossLoaders).toBe(true);
-  }, TIMEOUT);
+  it(
+    'loads with require: the same files, and the very same modules as import (one copy of each class)',
+    async () => {
+      const report = await load('cjs.cjs');
+      expectLoaded(report, 'from a CommonJS app');
+      expect(report.sameModuleAsImport).toBe(true);
+      expect(report.sameTablesAsImport).toBe(true);
+      expect(report.thrownAcrossLoaders).toBe(true);
+    },
+    TIMEOUT,
+  );
 
-  it('migrationsFolder() names the journal and migrations shipped inside the installed package', async () => {
-    const source = `import { migrationsFolder } from 'hermes-sessiondb';
+  it(
+    'migrationsFolder() names the journal and migrations shipped inside the installed package',
+    async () => {
+      const source = `import { migrationsFolder } from 'hermes-sessiondb';
       console.log(JSON.stringify({ pg: migrationsFolder('pg'), sqlite: migrationsFolder('sqlite') }));`;
-    const result = await run(process.execPath, ['--input-type=module', '-e', source], { cwd: app });
-    expect(result.code, result.stderr).toBe(0);
-    const folders = JSON.parse(result.stdout) as Record<'pg' | 'sqlite', string>;
-    for (const dialect of ['pg', 'sqlite'] as const) {
-      const folder = folders[dialect];
-      expect(folder).toBe(path.join(installed, 'drizzle', dialect));
-      const journal = JSON.parse(fs.readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {
-        dialect: string;
-        entries: Array<{ tag: string }>;
-      };
-      expect(journal.dialect).toBe(dialect === 'pg' ? 'postgresql' : 'sqlite');
-      expect(journal.entries.length).toBeGreaterThan(0);
-      for (const { tag } of journal.entries) expect(fs.existsSync(path.join(folder, `${tag}.sql`)), tag).toBe(true);
-    }
-  }, TIMEOUT);
+      const result = await run(process.execPath, ['--input-type=module', '-e', source], { cwd: app });
+      expect(result.code, result.stderr).toBe(0);
+      const folders = JSON.parse(result.stdout) as Record<'pg' | 'sqlite', string>;
+      for (const dialect of ['pg', 'sqlite'] as const) {
+        const folder = folders[dialect];
+        expect(folder).toBe(path.join(installed, 'drizzle', dialect));
+        const journal = JSON.parse(fs.readFileSync(path.join(folder, 'meta', '_journal.json'), 'utf8')) as {
+          dialect: string;
+          entries: Array<{ tag: string }>;
+        };
+        expect(journal.dialect).toBe(dialect === 'pg' ? 'postgresql' : 'sqlite');
+        expect(journal.entries.length).toBeGreaterThan(0);
+        for (const { tag } of journal.entries) expect(fs.existsSync(path.join(folder, `${tag}.sql`)), tag).toBe(true);
+      }
+    },
+    TIMEOUT,
+  );
 
   // drizzle-kit 0.31 loads an app's schema with require(); the app's schema imports our tables.
-  it.each(['pg', 'sqlite'])('drizzle-kit generate loads an app schema that imports hermes-sessiondb/schema/%s', async (dialect) => {
-    const quote = dialect === 'pg' ? '"' : '`';
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-drizzle-out-${dialect}-`));
-    try {
-      const result = await run(rootBin('drizzle-kit'), ['generate', '--name', 'app_init'], {
-        cwd: app,
-        env: { DIALECT: dialect, OUT: out },
-      });
-      const output = `${result.stdout}\n${result.stderr}`;
-      expect(result.code, output).toBe(0);
-      expect(output).not.toContain('ERR_');
+  it.each(['pg', 'sqlite'])(
+    'drizzle-kit generate loads an app schema that imports hermes-sessiondb/schema/%s',
+    async (dialect) => {
+      const quote = dialect === 'pg' ? '"' : '`';
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-drizzle-out-${dialect}-`));
+      try {
+        const result = await run(rootBin('drizzle-kit'), ['generate', '--name', 'app_init'], {
+          cwd: app,
+          env: { DIALECT: dialect, OUT: out },
+        });
+        const output = `${result.stdout}\n${result.stderr}`;
+        expect(result.code, output).toBe(0);
+        expect(output).not.toContain('ERR_');
 
-      const sqlFiles = fs.readdirSync(out).filter((f) => f.endsWith('.sql'));
-      expect(sqlFiles, output).toEqual(['0000_app_init.sql']);
-      const sql = fs.readFileSync(path.join(out, sqlFiles[0]!), 'utf8');
-      const q = (name: string) => `${quote}${name}${quote}`;
-      // Our tables may sit in a Postgres schema ("hermes"."sessions"): the qualifier is optional here.
-      const table = (name: string) => new RegExp(`CREATE TABLE (?:${q('\\w+')}\\.)?${q(name)} \\(`);
-      for (const name of ['app_notes', 'sessions', 'messages']) expect(sql).toMatch(table(name));
-      // The app's foreign key to our table made it through.
-      expect(sql).toMatch(new RegExp(`FOREIGN KEY \\(${q('session_id')}\\) REFERENCES [^;]*${q('sessions')}\\(${q('id')}\\)`));
+        const sqlFiles = fs.readdirSync(out).filter((f) => f.endsWith('.sql'));
+        expect(sqlFiles, output).toEqual(['0000_app_init.sql']);
+        const sql = fs.readFileSync(path.join(out, sqlFiles[0]!), 'utf8');
+        const q = (name: string) => `${quote}${name}${quote}`;
+        // Our tables may sit in a Postgres schema ("hermes"."sessions"): the qualifier is optional here.
+        const table = (name: string) => new RegExp(`CREATE TABLE (?:${q('\\w+')}\\.)?${q(name)} \\(`);
+        for (const name of ['app_notes', 'sessions', 'messages']) expect(sql).toMatch(table(name));
+        // The app's foreign key to our table made it through.
+        expect(sql).toMatch(
+          new RegExp(`FOREIGN KEY \\(${q('session_id')}\\) REFERENCES [^;]*${q('sessions')}\\(${q('id')}\\)`),
+        );
 
-      const snapshot = fs.readFileSync(path.join(out, 'meta', '0000_snapshot.json'), 'utf8');
-      expect(snapshot).toContain('app_notes');
-    } finally {
-      fs.rmSync(out, { recursive: true, force: true });
-    }
-  }, TIMEOUT);
+        const snapshot = fs.readFileSync(path.join(out, 'meta', '0000_snapshot.json'), 'utf8');
+        expect(snapshot).toContain('app_notes');
+      } finally {
+        fs.rmSync(out, { recursive: true, force: true });
+      }
+    },
+    TIMEOUT,
+  );
 });

@@ -32,17 +32,37 @@ async function fill(store: SessionStore): Promise<void> {
     });
     if (s % 3 !== 2) {
       await store.updateTokenCounts(id, {
-        inputTokens: Math.floor(random() * 5e9), outputTokens: Math.floor(random() * 1e6), cacheReadTokens: s,
-        reasoningTokens: s * 3, apiCallCount: Math.floor(random() * 1000), estimatedCostUsd: random(),
-        actualCostUsd: s % 2 === 0 ? random() : null, costStatus: 'estimated', billingProvider: 'openrouter',
+        inputTokens: Math.floor(random() * 5e9),
+        outputTokens: Math.floor(random() * 1e6),
+        cacheReadTokens: s,
+        reasoningTokens: s * 3,
+        apiCallCount: Math.floor(random() * 1000),
+        estimatedCostUsd: random(),
+        actualCostUsd: s % 2 === 0 ? random() : null,
+        costStatus: 'estimated',
+        billingProvider: 'openrouter',
       });
     }
     await store.appendMessages(
       id,
       Array.from({ length: 25 }, (_, i) =>
         i % 5 === 1
-          ? { role: 'assistant', content: null, toolCalls: [{ id: `c${s}_${i}`, type: 'function', function: { name: 'terminal', arguments: `{"cmd":"${word()}"}` } }] }
-          : { role: i % 2 === 0 ? 'user' : 'assistant', content: `${word()} ${word()} ${word()} n${s}x${i}`, tokenCount: i * 100 },
+          ? {
+              role: 'assistant',
+              content: null,
+              toolCalls: [
+                {
+                  id: `c${s}_${i}`,
+                  type: 'function',
+                  function: { name: 'terminal', arguments: `{"cmd":"${word()}"}` },
+                },
+              ],
+            }
+          : {
+              role: i % 2 === 0 ? 'user' : 'assistant',
+              content: `${word()} ${word()} ${word()} n${s}x${i}`,
+              tokenCount: i * 100,
+            },
       ),
     );
     if (s % 6 === 0) await store.setSessionTitle(id, `Title ${s}`);
@@ -65,63 +85,87 @@ afterAll(() => {
 
 for (const h of harnesses) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`migration 0006, bigint session counters [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    afterAll(() => h.cleanup());
+  describe.skipIf(!available)(
+    `migration 0006, bigint session counters [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      afterAll(() => h.cleanup());
 
-    it('migrates a populated store from 0005 without changing a row, and counters then pass 2^31', async () => {
-      const url = await h.freshUrl();
-      const upTo0005 = pgFolderUpTo('0005_message_search_terms');
-      tmpDirs.push(upTo0005);
-      const digest = async (store: SessionStore) =>
-        (
-          await rowsOfStore<{ sessions: number; messages: number; sessionRows: string; messageRows: string; types: string }>(
-            store,
-            sql`SELECT (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM messages) AS messages,
+      it('migrates a populated store from 0005 without changing a row, and counters then pass 2^31', async () => {
+        const url = await h.freshUrl();
+        const upTo0005 = pgFolderUpTo('0005_message_search_terms');
+        tmpDirs.push(upTo0005);
+        const digest = async (store: SessionStore) =>
+          (
+            await rowsOfStore<{
+              sessions: number;
+              messages: number;
+              sessionRows: string;
+              messageRows: string;
+              types: string;
+            }>(
+              store,
+              sql`SELECT (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM messages) AS messages,
                   (SELECT md5(string_agg(to_jsonb(s)::text, E'\n' ORDER BY s.id)) FROM sessions s) AS "sessionRows",
                   (SELECT md5(string_agg(to_jsonb(m)::text, E'\n' ORDER BY m.id)) FROM messages m) AS "messageRows",
                   (SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_name) FROM information_schema.columns
                     WHERE table_name = 'sessions' AND column_name IN ('message_count', 'tool_call_count', 'api_call_count')) AS types`,
-          )
-        )[0]!;
-      const answers = async (store: SessionStore) =>
-        Promise.all(QUERIES.map(async (q) => (await store.searchMessages(q, { limit: 50 })).map((hit) => [hit.id, hit.snippet])));
+            )
+          )[0]!;
+        const answers = async (store: SessionStore) =>
+          Promise.all(
+            QUERIES.map(async (q) =>
+              (await store.searchMessages(q, { limit: 50 })).map((hit) => [hit.id, hit.snippet]),
+            ),
+          );
 
-      const old = await openStore(url, { migrationsFolder: upTo0005 });
-      let before: Awaited<ReturnType<typeof digest>>;
-      let exportedBefore: unknown;
-      let answersBefore: unknown;
-      try {
-        expect((await old.migrationStatus()).applied).toEqual(readJournal(upTo0005).entries.map((e) => e.tag));
-        await fill(old);
-        before = await digest(old);
-        exportedBefore = await old.exportAll();
-        answersBefore = await answers(old);
-        // The old columns refuse what the new ones take.
-        await expect(old.updateTokenCounts('session-3', { apiCallCount: 1 })).rejects.toThrow(/out of range/);
-      } finally {
-        await old.close();
-      }
-      expect(before).toMatchObject({ sessions: 40, messages: 1000, types: 'api_call_count integer, message_count integer, tool_call_count integer' });
-
-      const store = await openStore(url);
-      try {
-        const status = await store.migrationStatus();
-        expect(status.pending).toEqual([]);
-        expect(status.applied).toContain('0006_session_counters_bigint');
-        expect(await digest(store)).toEqual({ ...before, types: 'api_call_count bigint, message_count bigint, tool_call_count bigint' });
-        expect(await store.exportAll()).toEqual(exportedBefore);
-        expect(await answers(store)).toEqual(answersBefore);
-        expect((answersBefore as unknown[][]).every((hits) => hits.length > 0)).toBe(true);
-
-        await store.updateTokenCounts('session-3', { apiCallCount: 1 });
-        await store.appendMessage('session-3', 'assistant', 'deploy done', {
-          toolCalls: [{ id: 'last', type: 'function', function: { name: 'terminal', arguments: '{}' } }],
+        const old = await openStore(url, { migrationsFolder: upTo0005 });
+        let before: Awaited<ReturnType<typeof digest>>;
+        let exportedBefore: unknown;
+        let answersBefore: unknown;
+        try {
+          expect((await old.migrationStatus()).applied).toEqual(readJournal(upTo0005).entries.map((e) => e.tag));
+          await fill(old);
+          before = await digest(old);
+          exportedBefore = await old.exportAll();
+          answersBefore = await answers(old);
+          // The old columns refuse what the new ones take.
+          await expect(old.updateTokenCounts('session-3', { apiCallCount: 1 })).rejects.toThrow(/out of range/);
+        } finally {
+          await old.close();
+        }
+        expect(before).toMatchObject({
+          sessions: 40,
+          messages: 1000,
+          types: 'api_call_count integer, message_count integer, tool_call_count integer',
         });
-        expect(await store.getSession('session-3')).toMatchObject({ messageCount: 2 ** 31, toolCallCount: 2 ** 31, apiCallCount: 2 ** 31 });
-        expect((await store.searchMessages('"deploy done"')).map((hit) => hit.sessionId)).toEqual(['session-3']);
-      } finally {
-        await store.close();
-      }
-    }, 300_000);
-  });
+
+        const store = await openStore(url);
+        try {
+          const status = await store.migrationStatus();
+          expect(status.pending).toEqual([]);
+          expect(status.applied).toContain('0006_session_counters_bigint');
+          expect(await digest(store)).toEqual({
+            ...before,
+            types: 'api_call_count bigint, message_count bigint, tool_call_count bigint',
+          });
+          expect(await store.exportAll()).toEqual(exportedBefore);
+          expect(await answers(store)).toEqual(answersBefore);
+          expect((answersBefore as unknown[][]).every((hits) => hits.length > 0)).toBe(true);
+
+          await store.updateTokenCounts('session-3', { apiCallCount: 1 });
+          await store.appendMessage('session-3', 'assistant', 'deploy done', {
+            toolCalls: [{ id: 'last', type: 'function', function: { name: 'terminal', arguments: '{}' } }],
+          });
+          expect(await store.getSession('session-3')).toMatchObject({
+            messageCount: 2 ** 31,
+            toolCallCount: 2 ** 31,
+            apiCallCount: 2 ** 31,
+          });
+          expect((await store.searchMessages('"deploy done"')).map((hit) => hit.sessionId)).toEqual(['session-3']);
+        } finally {
+          await store.close();
+        }
+      }, 300_000);
+    },
+  );
 }

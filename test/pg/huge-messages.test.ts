@@ -10,7 +10,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type PgBackend, type SearchSort, type SessionStore, copyStore, openStore, planSearch, verifyStores } from '../../src/index.js';
+import {
+  type PgBackend,
+  type SearchSort,
+  type SessionStore,
+  copyStore,
+  openStore,
+  planSearch,
+  verifyStores,
+} from '../../src/index.js';
 import { tsqueryText } from '../../src/sql/pg-search.js';
 import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
@@ -23,11 +31,12 @@ const MiB = 1024 * 1024;
 const WORD_HEAD = 90_000;
 const WORD_TAIL = 10_000;
 
-
 /** `git rev-list` output: 25,000 random 40-hex lines (1,024,999 bytes). */
 function revList(seed: number): string[] {
   const r = rng(seed);
-  return Array.from({ length: 25_000 }, () => Array.from({ length: 40 }, () => '0123456789abcdef'[Math.floor(r() * 16)]).join(''));
+  return Array.from({ length: 25_000 }, () =>
+    Array.from({ length: 40 }, () => '0123456789abcdef'[Math.floor(r() * 16)]).join(''),
+  );
 }
 
 /**
@@ -52,7 +61,30 @@ function cjkTokens(): string[] {
 /** 1 MiB of random English-ish words (syllables), with some punctuation and line breaks. */
 function englishText(seed: number): string {
   const r = rng(seed);
-  const onsets = ['b', 'br', 'c', 'ch', 'd', 'f', 'g', 'gr', 'h', 'k', 'l', 'm', 'n', 'p', 'pl', 'r', 's', 'st', 't', 'tr', 'v', 'w'];
+  const onsets = [
+    'b',
+    'br',
+    'c',
+    'ch',
+    'd',
+    'f',
+    'g',
+    'gr',
+    'h',
+    'k',
+    'l',
+    'm',
+    'n',
+    'p',
+    'pl',
+    'r',
+    's',
+    'st',
+    't',
+    'tr',
+    'v',
+    'w',
+  ];
   const vowels = ['a', 'e', 'i', 'o', 'u', 'ea', 'ou', 'ai'];
   const codas = ['', '', 'n', 'r', 's', 't', 'nd', 'ng', 'ck', 'st'];
   const pick = (list: string[]) => list[Math.floor(r() * list.length)]!;
@@ -79,7 +111,9 @@ const splitByPgParser = (hash: string) => /^[0-9]+e[0-9]/.test(hash);
 /** JSON with object keys sorted. */
 const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1))) : v,
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : 1)))
+      : v,
   );
 
 const rowsOfStore = async <T>(store: SessionStore, query: ReturnType<typeof sql>) =>
@@ -100,7 +134,10 @@ const matchingIds = async (store: SessionStore, query: string, sort?: SearchSort
       const p = containsPattern(t);
       return sql`(content ILIKE ${p} OR content_json::text ILIKE ${p} OR tool_name ILIKE ${p} OR tool_calls::text ILIKE ${p})`;
     });
-    const found = await rowsOfStore<{ id: number }>(store, sql`SELECT id::int AS id FROM messages WHERE ${sql.join(clauses, sql` OR `)} ORDER BY id`);
+    const found = await rowsOfStore<{ id: number }>(
+      store,
+      sql`SELECT id::int AS id FROM messages WHERE ${sql.join(clauses, sql` OR `)} ORDER BY id`,
+    );
     return found.map((r) => r.id);
   }
   if (plan.path !== 'words') return ids(store, query, sort);
@@ -131,7 +168,13 @@ for (const h of harnesses) {
         const lines = revList(1);
         const content = lines.join('\n');
         expect(content.length).toBe(1_024_999);
-        const call = [{ id: 'call_1', type: 'function', function: { name: 'terminal', arguments: '{"command": "git rev-list --all"}' } }];
+        const call = [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'terminal', arguments: '{"command": "git rev-list --all"}' },
+          },
+        ];
         await store.appendMessage('s', 'assistant', null, { toolCalls: call });
         const id = await store.appendMessage('s', 'tool', content, { toolCallId: 'call_1', toolName: 'terminal' });
 
@@ -195,7 +238,10 @@ for (const h of harnesses) {
         const messages = await store.getMessages('s');
         expect(messages.map((m) => m.id)).toEqual([other, id]);
         expect(messages[1]!.content === content).toBe(true);
-        const word = content.slice(0, 1000).split(/[^a-z]+/).filter((w) => w.length >= 5)[3]!;
+        const word = content
+          .slice(0, 1000)
+          .split(/[^a-z]+/)
+          .filter((w) => w.length >= 5)[3]!;
         expect(await ids(store, word)).toContain(id);
         expect(await ids(store, word, 'newest')).toContain(id);
         const phrase = content.slice(0, 1000).match(/[a-z]+ [a-z]+ [a-z]+/)![0];
@@ -210,7 +256,18 @@ for (const h of harnesses) {
       const upTo0003 = pgFolderUpTo('0003_messages_timestamp_index');
       tmpDirs.push(upTo0003);
       const r = rng(3);
-      const words = ['deploy', 'ingress', 'kubernetes', 'helm', 'rollback', 'postgres', 'vacuum', 'latency', 'budget', 'token'];
+      const words = [
+        'deploy',
+        'ingress',
+        'kubernetes',
+        'helm',
+        'rollback',
+        'postgres',
+        'vacuum',
+        'latency',
+        'budget',
+        'token',
+      ];
       const word = () => words[Math.floor(r() * words.length)]!;
       const sentence = (n: number) => Array.from({ length: n }, word).join(' ');
 
@@ -224,36 +281,72 @@ for (const h of harnesses) {
           for (let i = 0; i < 100; i++) {
             const k = (s * 100 + i) % 10;
             if (k === 0) {
-              batch.push({ role: 'assistant', content: [{ type: 'text', text: `structured ${sentence(6)}` }, { type: 'image_url', image_url: { url: 'data:x' } }] });
+              batch.push({
+                role: 'assistant',
+                content: [
+                  { type: 'text', text: `structured ${sentence(6)}` },
+                  { type: 'image_url', image_url: { url: 'data:x' } },
+                ],
+              });
             } else if (k === 1) {
               batch.push({
                 role: 'assistant',
                 content: null,
-                toolCalls: [{ id: `call_${s}_${i}`, type: 'function', function: { name: 'terminal', arguments: JSON.stringify({ cmd: `kubectl ${word()} pods` }) } }],
+                toolCalls: [
+                  {
+                    id: `call_${s}_${i}`,
+                    type: 'function',
+                    function: { name: 'terminal', arguments: JSON.stringify({ cmd: `kubectl ${word()} pods` }) },
+                  },
+                ],
                 reasoning: `think ${word()}`,
               });
             } else if (k === 2) {
-              batch.push({ role: 'tool', content: JSON.stringify({ output: sentence(12) }), toolCallId: `call_${s}_${i - 1}`, toolName: 'terminal' });
+              batch.push({
+                role: 'tool',
+                content: JSON.stringify({ output: sentence(12) }),
+                toolCallId: `call_${s}_${i - 1}`,
+                toolName: 'terminal',
+              });
             } else if (k === 3) {
               batch.push({ role: 'user', content: `记忆断裂 ${sentence(4)} 中文检索 ${i}` });
             } else if (k === 4 && i % 50 === 4) {
               // Long, but within the old vector's limit: ~60,000 characters, under the 100,000 characters 0004 indexes whole.
               batch.push({ role: 'tool', content: sentence(8000), toolName: 'read_file', tokenCount: 9000 });
             } else {
-              batch.push({ role: k % 2 === 0 ? 'user' : 'assistant', content: `${sentence(10)} item${s}x${i}`, finishReason: 'stop', tokenCount: i });
+              batch.push({
+                role: k % 2 === 0 ? 'user' : 'assistant',
+                content: `${sentence(10)} item${s}x${i}`,
+                finishReason: 'stop',
+                tokenCount: i,
+              });
             }
           }
           await old.appendMessages(sid, batch);
         }
         // The bug this migration fixes: 0003 refuses a 1 MB rev-list.
-        await expect(old.appendMessage('session-0', 'tool', revList(4).join('\n'))).rejects.toThrow(/too long for tsvector/);
+        await expect(old.appendMessage('session-0', 'tool', revList(4).join('\n'))).rejects.toThrow(
+          /too long for tsvector/,
+        );
       } finally {
         await old.close();
       }
 
       const queries: Array<[string, SearchSort?]> = [
-        ['deploy'], ['kubernetes helm'], ['"rollback postgres"'], ['ingress OR latency'], ['structured'], ['kubectl'],
-        ['terminal'], ['item7x45'], ['item1*'], ['budget NOT token'], ['记忆'], ['中文检索'], ['断裂'], ['vacuum', 'newest'],
+        ['deploy'],
+        ['kubernetes helm'],
+        ['"rollback postgres"'],
+        ['ingress OR latency'],
+        ['structured'],
+        ['kubectl'],
+        ['terminal'],
+        ['item7x45'],
+        ['item1*'],
+        ['budget NOT token'],
+        ['记忆'],
+        ['中文检索'],
+        ['断裂'],
+        ['vacuum', 'newest'],
         ['token', 'oldest'],
       ];
       const state = async (store: SessionStore) => {
@@ -291,7 +384,11 @@ for (const h of harnesses) {
           store,
           sql`SELECT indexname FROM pg_indexes WHERE tablename = 'messages' AND indexname LIKE 'idx_messages_search%' ORDER BY indexname`,
         );
-        expect(indexes.map((i) => i.indexname)).toEqual(['idx_messages_search_cjk', 'idx_messages_search_trgm', 'idx_messages_search_vector']);
+        expect(indexes.map((i) => i.indexname)).toEqual([
+          'idx_messages_search_cjk',
+          'idx_messages_search_trgm',
+          'idx_messages_search_vector',
+        ]);
         // And the message 0003 refused is now stored.
         const big = revList(4).join('\n');
         const id = await store.appendMessage('session-0', 'tool', big);
@@ -308,7 +405,13 @@ for (const h of harnesses) {
         await from.createSession('big', 'cli', { model: 'gpt-5' });
         await from.appendMessage('big', 'user', 'list every commit and read the notes');
         await from.appendMessage('big', 'assistant', null, {
-          toolCalls: [{ id: 'c1', type: 'function', function: { name: 'terminal', arguments: '{"command": "git rev-list --all"}' } }],
+          toolCalls: [
+            {
+              id: 'c1',
+              type: 'function',
+              function: { name: 'terminal', arguments: '{"command": "git rev-list --all"}' },
+            },
+          ],
         });
         const hashes = revList(5);
         await from.appendMessage('big', 'tool', hashes.join('\n'), { toolCallId: 'c1', toolName: 'terminal' });
@@ -326,7 +429,8 @@ for (const h of harnesses) {
         const b = await to.getMessages('big');
         expect(b.map((m) => m.id)).toEqual(a.map((m) => m.id));
         // Compared without printing megabytes on failure; jsonb reorders object keys, so keys are sorted.
-        for (let i = 0; i < a.length; i++) expect(canonical(b[i]!.content) === canonical(a[i]!.content), `message ${i}`).toBe(true);
+        for (let i = 0; i < a.length; i++)
+          expect(canonical(b[i]!.content) === canonical(a[i]!.content), `message ${i}`).toBe(true);
         const hash = hashes.slice(0, 24).find((l) => !splitByPgParser(l))!;
         expect(await ids(to, hash)).toEqual(await ids(from, hash));
       } finally {

@@ -74,7 +74,9 @@ describe('postgres:// pool options (real Postgres)', () => {
     await store.close();
 
     // A migration that runs longer than the timeout still completes: the migrator lifts it for its transaction.
-    const slow = folderWith('pg', [{ tag: '9000_slow_migration', when: latestWhen('pg') + 1, sql: 'SELECT pg_sleep(1.5);' }]);
+    const slow = folderWith('pg', [
+      { tag: '9000_slow_migration', when: latestWhen('pg') + 1, sql: 'SELECT pg_sleep(1.5);' },
+    ]);
     const migrating = await openStore(url, { statementTimeoutMs: 300, migrationsFolder: slow });
     expect(await migrating.migrationStatus()).toMatchObject({ pending: [] });
     expect(await migrating.getSession('nope')).toBeNull();

@@ -5,36 +5,94 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MigrationError, type PgBackend, type SessionStore, UnsupportedLocaleError, openStore, pgSchema } from '../../src/index.js';
+import {
+  MigrationError,
+  type PgBackend,
+  type SessionStore,
+  UnsupportedLocaleError,
+  openStore,
+  pgSchema,
+} from '../../src/index.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
 
 /** The type each Hermes column gets on Postgres: the design decision under test. */
 const EXPECTED_TYPES: Record<string, Record<string, string>> = {
   sessions: {
-    id: 'text', source: 'text', user_id: 'text', model: 'text', model_config: 'jsonb', system_prompt: 'text',
-    parent_session_id: 'text', started_at: 'timestamp with time zone', ended_at: 'timestamp with time zone',
-    end_reason: 'text', message_count: 'bigint', tool_call_count: 'bigint', input_tokens: 'bigint',
-    output_tokens: 'bigint', cache_read_tokens: 'bigint', cache_write_tokens: 'bigint', reasoning_tokens: 'bigint',
-    billing_provider: 'text', billing_base_url: 'text', billing_mode: 'text', estimated_cost_usd: 'double precision',
-    actual_cost_usd: 'double precision', cost_status: 'text', cost_source: 'text', pricing_version: 'text',
-    title: 'text', api_call_count: 'bigint', handoff_state: 'text', handoff_platform: 'text', handoff_error: 'text',
+    id: 'text',
+    source: 'text',
+    user_id: 'text',
+    model: 'text',
+    model_config: 'jsonb',
+    system_prompt: 'text',
+    parent_session_id: 'text',
+    started_at: 'timestamp with time zone',
+    ended_at: 'timestamp with time zone',
+    end_reason: 'text',
+    message_count: 'bigint',
+    tool_call_count: 'bigint',
+    input_tokens: 'bigint',
+    output_tokens: 'bigint',
+    cache_read_tokens: 'bigint',
+    cache_write_tokens: 'bigint',
+    reasoning_tokens: 'bigint',
+    billing_provider: 'text',
+    billing_base_url: 'text',
+    billing_mode: 'text',
+    estimated_cost_usd: 'double precision',
+    actual_cost_usd: 'double precision',
+    cost_status: 'text',
+    cost_source: 'text',
+    pricing_version: 'text',
+    title: 'text',
+    api_call_count: 'bigint',
+    handoff_state: 'text',
+    handoff_platform: 'text',
+    handoff_error: 'text',
   },
   messages: {
-    id: 'bigint', session_id: 'text', role: 'text', content: 'text', content_json: 'jsonb', tool_call_id: 'text',
-    tool_calls: 'jsonb', tool_name: 'text', timestamp: 'timestamp with time zone', token_count: 'integer',
-    finish_reason: 'text', reasoning: 'text', reasoning_content: 'text', reasoning_details: 'jsonb',
-    codex_reasoning_items: 'jsonb', codex_message_items: 'jsonb', search_vector: 'tsvector', search_length: 'integer', search_cjk: 'array',
+    id: 'bigint',
+    session_id: 'text',
+    role: 'text',
+    content: 'text',
+    content_json: 'jsonb',
+    tool_call_id: 'text',
+    tool_calls: 'jsonb',
+    tool_name: 'text',
+    timestamp: 'timestamp with time zone',
+    token_count: 'integer',
+    finish_reason: 'text',
+    reasoning: 'text',
+    reasoning_content: 'text',
+    reasoning_details: 'jsonb',
+    codex_reasoning_items: 'jsonb',
+    codex_message_items: 'jsonb',
+    search_vector: 'tsvector',
+    search_length: 'integer',
+    search_cjk: 'array',
   },
   state_meta: { key: 'text', value: 'text' },
   telegram_dm_topic_mode: {
-    chat_id: 'text', user_id: 'text', enabled: 'boolean', activated_at: 'timestamp with time zone',
-    updated_at: 'timestamp with time zone', has_topics_enabled: 'boolean', allows_users_to_create_topics: 'boolean',
-    capability_checked_at: 'timestamp with time zone', intro_message_id: 'text', pinned_message_id: 'text',
+    chat_id: 'text',
+    user_id: 'text',
+    enabled: 'boolean',
+    activated_at: 'timestamp with time zone',
+    updated_at: 'timestamp with time zone',
+    has_topics_enabled: 'boolean',
+    allows_users_to_create_topics: 'boolean',
+    capability_checked_at: 'timestamp with time zone',
+    intro_message_id: 'text',
+    pinned_message_id: 'text',
   },
   telegram_dm_topic_bindings: {
-    chat_id: 'text', thread_id: 'text', user_id: 'text', session_key: 'text', session_id: 'text',
-    managed_mode: 'text', linked_at: 'timestamp with time zone', updated_at: 'timestamp with time zone',
+    chat_id: 'text',
+    thread_id: 'text',
+    user_id: 'text',
+    session_key: 'text',
+    session_id: 'text',
+    managed_mode: 'text',
+    linked_at: 'timestamp with time zone',
+    updated_at: 'timestamp with time zone',
   },
   // BM25's corpus totals (migration 0004), kept by triggers on messages.
   message_search_stats: { shard: 'integer', docs: 'bigint', tokens: 'bigint' },
@@ -96,19 +154,26 @@ for (const h of harnesses) {
         })
         .returning({ id: pgSchema.messages.id });
       const matches = async (tsquery: string) =>
-        (await rows<{ id: string | number }>(
-          sql`SELECT id FROM messages WHERE search_vector @@ to_tsquery('simple', ${tsquery})`,
-        )).map((r) => Number(r.id));
+        (
+          await rows<{ id: string | number }>(
+            sql`SELECT id FROM messages WHERE search_vector @@ to_tsquery('simple', ${tsquery})`,
+          )
+        ).map((r) => Number(r.id));
       const substring = async (needle: string) =>
-        (await rows<{ id: string | number }>(
-          sql`SELECT id FROM messages WHERE message_search_text(content, content_json, tool_name, tool_calls) ILIKE ${`%${needle}%`}`,
-        )).map((r) => Number(r.id));
+        (
+          await rows<{ id: string | number }>(
+            sql`SELECT id FROM messages WHERE message_search_text(content, content_json, tool_name, tool_calls) ILIKE ${`%${needle}%`}`,
+          )
+        ).map((r) => Number(r.id));
       expect(await matches('docker')).toEqual([msg!.id]); // lower-cased like unicode61
       expect(await matches('web_search')).toEqual([msg!.id]);
       expect(await matches('uniquefunc')).toEqual([msg!.id]);
       expect(await substring('记忆断裂')).toEqual([msg!.id]);
 
-      await backend.db.update(pgSchema.messages).set({ content: 'now kubernetes' }).where(eq(pgSchema.messages.id, msg!.id));
+      await backend.db
+        .update(pgSchema.messages)
+        .set({ content: 'now kubernetes' })
+        .where(eq(pgSchema.messages.id, msg!.id));
       expect(await matches('docker')).toEqual([]);
       expect(await matches('kubernetes')).toEqual([msg!.id]);
     });
@@ -129,7 +194,9 @@ for (const h of harnesses) {
       const startedAt = 1793491200.123456;
       const endedAt = 1793491260.000001;
       const config = { provider: 'anthropic', nested: { list: [1, 'two', null], flag: true }, text: 'ü 记忆 "q"' };
-      await backend.db.insert(pgSchema.sessions).values({ id: 'rt', source: 'cli', startedAt, endedAt, modelConfig: config });
+      await backend.db
+        .insert(pgSchema.sessions)
+        .values({ id: 'rt', source: 'cli', startedAt, endedAt, modelConfig: config });
       const [row] = await backend.db.select().from(pgSchema.sessions).where(eq(pgSchema.sessions.id, 'rt'));
       expect(row!.startedAt).toBe(startedAt);
       expect(row!.endedAt).toBe(endedAt);
@@ -145,11 +212,19 @@ for (const h of harnesses) {
       await backend.db.insert(pgSchema.sessions).values({ id: 'ids', source: 'cli', startedAt: 1 });
       const [kept] = await backend.db
         .insert(pgSchema.messages)
-        .values({ id: 424242, sessionId: 'ids', role: 'user', contentJson: [{ type: 'text', text: 'hi' }], timestamp: 1 })
+        .values({
+          id: 424242,
+          sessionId: 'ids',
+          role: 'user',
+          contentJson: [{ type: 'text', text: 'hi' }],
+          timestamp: 1,
+        })
         .returning();
       expect(kept).toMatchObject({ id: 424242, content: null, contentJson: [{ type: 'text', text: 'hi' }] });
       await expect(
-        backend.db.insert(pgSchema.messages).values({ sessionId: 'ids', role: 'user', content: 'x', contentJson: ['x'], timestamp: 1 }),
+        backend.db
+          .insert(pgSchema.messages)
+          .values({ sessionId: 'ids', role: 'user', content: 'x', contentJson: ['x'], timestamp: 1 }),
       ).rejects.toThrow();
     });
 
@@ -170,66 +245,75 @@ for (const h of harnesses) {
 
 const server = await postgresHarness();
 const serverAvailable = reportAvailability(server);
-describe.skipIf(!serverAvailable)(`pg_trgm and the database locale [postgres]${serverAvailable ? '' : ` (skipped: ${server.unavailable})`}`, () => {
-  afterAll(() => server.cleanup());
+describe.skipIf(!serverAvailable)(
+  `pg_trgm and the database locale [postgres]${serverAvailable ? '' : ` (skipped: ${server.unavailable})`}`,
+  () => {
+    afterAll(() => server.cleanup());
 
-  it('finds non-ASCII words under a UTF-8 LC_CTYPE, and refuses a database under LC_CTYPE C before writing to it', async () => {
-    const good = await server.open();
-    try {
-      expect(await (good.backend as PgBackend).trigramSeesMultibyte()).toBe(true);
-      await good.createSession('s', 'cli');
-      const id = await good.appendMessage('s', 'user', 'Привет из Straße, 记忆断裂 again');
-      for (const q of ['привет', 'straße', 'Straße', '记忆断裂']) expect((await good.searchMessages(q)).map((h) => h.id), q).toEqual([id]);
-    } finally {
-      await good.close();
-    }
-    const adminUrl = await server.freshUrl();
-    const url = new URL(adminUrl);
-    const cName = `${url.pathname.slice(1)}_c`;
-    const admin = await openStore(adminUrl, { migrate: false });
-    try {
-      await (admin.backend as PgBackend).db.execute(sql.raw(`CREATE DATABASE "${cName}" LC_CTYPE 'C' LC_COLLATE 'C' TEMPLATE template0`));
-    } finally {
-      await admin.close();
-    }
-    url.pathname = `/${cName}`;
-    const warnings: string[] = [];
-    const listener = (w: Error & { code?: string }) => {
-      if (w.code === 'HERMES_SESSIONDB_CTYPE') warnings.push(w.message);
-    };
-    process.on('warning', listener);
-    try {
-      const refused = await openStore(url.toString()).then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(refused).toBeInstanceOf(UnsupportedLocaleError);
-      expect((refused as UnsupportedLocaleError).ctype).toBe('C');
-      expect((refused as Error).message).toMatch(/LC_CTYPE is 'C'.*привет.*C\.UTF-8.*hermes-sessiondb copy/s);
-      // Nothing was migrated into it.
-      const probe = await openStore(url.toString(), { migrate: false, allowAsciiOnlyCtype: true });
+    it('finds non-ASCII words under a UTF-8 LC_CTYPE, and refuses a database under LC_CTYPE C before writing to it', async () => {
+      const good = await server.open();
       try {
-        expect((await probe.migrationStatus()).applied).toEqual([]);
+        expect(await (good.backend as PgBackend).trigramSeesMultibyte()).toBe(true);
+        await good.createSession('s', 'cli');
+        const id = await good.appendMessage('s', 'user', 'Привет из Straße, 记忆断裂 again');
+        for (const q of ['привет', 'straße', 'Straße', '记忆断裂'])
+          expect(
+            (await good.searchMessages(q)).map((h) => h.id),
+            q,
+          ).toEqual([id]);
       } finally {
-        await probe.close();
+        await good.close();
       }
-      // Reading such a database out is allowed, with a warning.
-      const reader = await openStore(url.toString(), { allowAsciiOnlyCtype: true });
+      const adminUrl = await server.freshUrl();
+      const url = new URL(adminUrl);
+      const cName = `${url.pathname.slice(1)}_c`;
+      const admin = await openStore(adminUrl, { migrate: false });
       try {
-        expect(await (reader.backend as PgBackend).trigramSeesMultibyte()).toBe(false);
-        await new Promise((resolve) => setImmediate(resolve));
-        expect(warnings.join('\n')).toMatch(/LC_CTYPE is 'C'/);
+        await (admin.backend as PgBackend).db.execute(
+          sql.raw(`CREATE DATABASE "${cName}" LC_CTYPE 'C' LC_COLLATE 'C' TEMPLATE template0`),
+        );
       } finally {
-        await reader.close();
+        await admin.close();
       }
-    } finally {
-      process.off('warning', listener);
-      const cleanup = await openStore(adminUrl, { migrate: false });
-      await (cleanup.backend as PgBackend).db.execute(sql.raw(`DROP DATABASE IF EXISTS "${cName}" WITH (FORCE)`));
-      await cleanup.close();
-    }
-  });
-});
+      url.pathname = `/${cName}`;
+      const warnings: string[] = [];
+      const listener = (w: Error & { code?: string }) => {
+        if (w.code === 'HERMES_SESSIONDB_CTYPE') warnings.push(w.message);
+      };
+      process.on('warning', listener);
+      try {
+        const refused = await openStore(url.toString()).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(refused).toBeInstanceOf(UnsupportedLocaleError);
+        expect((refused as UnsupportedLocaleError).ctype).toBe('C');
+        expect((refused as Error).message).toMatch(/LC_CTYPE is 'C'.*привет.*C\.UTF-8.*hermes-sessiondb copy/s);
+        // Nothing was migrated into it.
+        const probe = await openStore(url.toString(), { migrate: false, allowAsciiOnlyCtype: true });
+        try {
+          expect((await probe.migrationStatus()).applied).toEqual([]);
+        } finally {
+          await probe.close();
+        }
+        // Reading such a database out is allowed, with a warning.
+        const reader = await openStore(url.toString(), { allowAsciiOnlyCtype: true });
+        try {
+          expect(await (reader.backend as PgBackend).trigramSeesMultibyte()).toBe(false);
+          await new Promise((resolve) => setImmediate(resolve));
+          expect(warnings.join('\n')).toMatch(/LC_CTYPE is 'C'/);
+        } finally {
+          await reader.close();
+        }
+      } finally {
+        process.off('warning', listener);
+        const cleanup = await openStore(adminUrl, { migrate: false });
+        await (cleanup.backend as PgBackend).db.execute(sql.raw(`DROP DATABASE IF EXISTS "${cName}" WITH (FORCE)`));
+        await cleanup.close();
+      }
+    });
+  },
+);
 
 for (const h of [pgliteHarness(), await postgresHarness()]) {
   const available = reportAvailability(h);
@@ -241,7 +325,9 @@ for (const h of [pgliteHarness(), await postgresHarness()]) {
       const backend = store.backend as PgBackend;
       const rows = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await backend.db.execute(query));
       const check = async () => {
-        const [stats] = await rows<{ docs: string; tokens: string }>(sql`SELECT COALESCE(sum(docs), 0)::text AS docs, COALESCE(sum(tokens), 0)::text AS tokens FROM message_search_stats`);
+        const [stats] = await rows<{ docs: string; tokens: string }>(
+          sql`SELECT COALESCE(sum(docs), 0)::text AS docs, COALESCE(sum(tokens), 0)::text AS tokens FROM message_search_stats`,
+        );
         // FTS5's lengths: structured content has one more word on SQLite ("json" of its "\x00json:" marker).
         const [real] = await rows<{ docs: string; tokens: string }>(
           sql`SELECT count(*)::text AS docs, COALESCE(sum(search_length + (content_json IS NOT NULL)::int), 0)::text AS tokens FROM messages`,
@@ -264,16 +350,24 @@ for (const h of [pgliteHarness(), await postgresHarness()]) {
         for (let i = 0; i < 20; i++) await store.appendMessage(i % 2 ? 'a' : 'b', 'user', `word ${'x '.repeat(i)} end`);
         await store.appendMessages('a', [
           { role: 'user', content: 'one two three' },
-          { role: 'assistant', content: null, toolCalls: [{ id: 'c', function: { name: 'run', arguments: '{"q": "four five"}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            toolCalls: [{ id: 'c', function: { name: 'run', arguments: '{"q": "four five"}' } }],
+          },
           { role: 'assistant', content: [{ type: 'text', text: 'structured six' }] },
         ]);
         expect(await check()).toBe(23);
         // The word count is FTS5's: every run of letters and digits in content, tool name and tool-call JSON.
-        const [one] = await rows<{ n: number }>(sql`SELECT search_length AS n FROM messages WHERE content = 'one two three'`);
+        const [one] = await rows<{ n: number }>(
+          sql`SELECT search_length AS n FROM messages WHERE content = 'one two three'`,
+        );
         expect(one!.n).toBe(3);
         await store.replaceMessages('b', [{ role: 'user', content: 'replaced with five words here' }]);
         expect(await check()).toBe(14);
-        await backend.db.execute(sql`UPDATE messages SET content = 'now much longer content than before it was' WHERE content = 'one two three'`);
+        await backend.db.execute(
+          sql`UPDATE messages SET content = 'now much longer content than before it was' WHERE content = 'one two three'`,
+        );
         await check();
         await store.deleteSession('a');
         expect(await check()).toBe(1);

@@ -15,7 +15,18 @@ import { pgFolderUpTo, readJournal } from '../helpers/migration-folders.js';
 const rowsOfStore = async <T>(store: SessionStore, query: ReturnType<typeof sql>) =>
   rowsOf<T>(await (store.backend as PgBackend).db.execute(query));
 
-const VOCABULARY = ['deploy', 'rollback', 'kubectl', 'latency', 'ingress', 'budget', 'token', 'vacuum', 'postgres', 'helm'];
+const VOCABULARY = [
+  'deploy',
+  'rollback',
+  'kubectl',
+  'latency',
+  'ingress',
+  'budget',
+  'token',
+  'vacuum',
+  'postgres',
+  'helm',
+];
 
 /** Every kind of message: plain, structured, tool calls and results, CJK, and one past each tsvector limit. */
 async function fill(store: SessionStore): Promise<void> {
@@ -33,11 +44,27 @@ async function fill(store: SessionStore): Promise<void> {
         batch.push({
           role: 'assistant',
           content: null,
-          toolCalls: [{ id: `call_${s}_${i}`, type: 'function', function: { name: 'terminal', arguments: JSON.stringify({ cmd: `kubectl ${word()} pods` }) } }],
+          toolCalls: [
+            {
+              id: `call_${s}_${i}`,
+              type: 'function',
+              function: { name: 'terminal', arguments: JSON.stringify({ cmd: `kubectl ${word()} pods` }) },
+            },
+          ],
         });
-      } else if (k === 2) batch.push({ role: 'tool', content: JSON.stringify({ output: sentence(12) }), toolCallId: `call_${s}_${i - 1}`, toolName: 'terminal' });
+      } else if (k === 2)
+        batch.push({
+          role: 'tool',
+          content: JSON.stringify({ output: sentence(12) }),
+          toolCallId: `call_${s}_${i - 1}`,
+          toolName: 'terminal',
+        });
       else if (k === 3) batch.push({ role: 'user', content: `记忆断裂 ${sentence(4)} 中文检索 ${i}` });
-      else batch.push({ role: k % 2 === 0 ? 'user' : 'assistant', content: `${sentence(3 + Math.floor(random() * 30))} item${s}x${i}` });
+      else
+        batch.push({
+          role: k % 2 === 0 ? 'user' : 'assistant',
+          content: `${sentence(3 + Math.floor(random() * 30))} item${s}x${i}`,
+        });
     }
     await store.appendMessages(sid, batch);
   }
@@ -46,7 +73,18 @@ async function fill(store: SessionStore): Promise<void> {
   await store.appendMessage('session-1', 'tool', Array.from({ length: 20_000 }, (_, i) => `long${i % 500}`).join(' '));
 }
 
-const QUERIES = ['deploy', 'kubectl pods', '"rollback postgres"', 'ingress OR latency', 'budget NOT token', 'item1*', 'structured', 'terminal', 'dep*', 'helm OR vac* OR token'];
+const QUERIES = [
+  'deploy',
+  'kubectl pods',
+  '"rollback postgres"',
+  'ingress OR latency',
+  'budget NOT token',
+  'item1*',
+  'structured',
+  'terminal',
+  'dep*',
+  'helm OR vac* OR token',
+];
 
 const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
 const reference = sqliteMemoryHarness();
@@ -58,81 +96,87 @@ afterAll(async () => {
 
 for (const h of harnesses) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`migration 0005, postings [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    afterAll(() => h.cleanup());
+  describe.skipIf(!available)(
+    `migration 0005, postings [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      afterAll(() => h.cleanup());
 
-    it('migrates a populated store from 0004 without changing a row, and its postings equal the vectors', async () => {
-      const url = await h.freshUrl();
-      const upTo0004 = pgFolderUpTo('0004_bounded_search_vector');
-      tmpDirs.push(upTo0004);
-      const digest = async (store: SessionStore) =>
-        (
-          await rowsOfStore<{ n: number; messages: string; sessions: string; vectors: string }>(
-            store,
-            sql`SELECT (SELECT count(*)::int FROM messages) AS n,
+      it('migrates a populated store from 0004 without changing a row, and its postings equal the vectors', async () => {
+        const url = await h.freshUrl();
+        const upTo0004 = pgFolderUpTo('0004_bounded_search_vector');
+        tmpDirs.push(upTo0004);
+        const digest = async (store: SessionStore) =>
+          (
+            await rowsOfStore<{ n: number; messages: string; sessions: string; vectors: string }>(
+              store,
+              sql`SELECT (SELECT count(*)::int FROM messages) AS n,
                   (SELECT md5(string_agg(to_jsonb(m)::text, E'\n' ORDER BY m.id)) FROM messages m) AS messages,
                   (SELECT md5(string_agg(to_jsonb(s)::text, E'\n' ORDER BY s.id)) FROM sessions s) AS sessions,
                   (SELECT md5(string_agg(search_vector::text, E'\n' ORDER BY id)) FROM messages) AS vectors`,
-          )
-        )[0]!;
+            )
+          )[0]!;
 
-      const old = await openStore(url, { migrationsFolder: upTo0004 });
-      let before: Awaited<ReturnType<typeof digest>>;
-      try {
-        expect((await old.migrationStatus()).applied).toEqual(readJournal(upTo0004).entries.map((e) => e.tag));
-        await fill(old);
-        before = await digest(old);
-      } finally {
-        await old.close();
-      }
-      expect(before.n).toBe(2002);
+        const old = await openStore(url, { migrationsFolder: upTo0004 });
+        let before: Awaited<ReturnType<typeof digest>>;
+        try {
+          expect((await old.migrationStatus()).applied).toEqual(readJournal(upTo0004).entries.map((e) => e.tag));
+          await fill(old);
+          before = await digest(old);
+        } finally {
+          await old.close();
+        }
+        expect(before.n).toBe(2002);
 
-      const store = await openStore(url);
-      try {
-        const status = await store.migrationStatus();
-        expect(status.pending).toEqual([]);
-        expect(status.applied).toContain('0005_message_search_terms');
-        expect(await digest(store)).toEqual(before);
-        const vectors = sql`SELECT u.lexeme COLLATE "C" AS term, m.id AS message_id, m.search_length + (m.content_json IS NOT NULL)::int AS doc_length, u.positions
+        const store = await openStore(url);
+        try {
+          const status = await store.migrationStatus();
+          expect(status.pending).toEqual([]);
+          expect(status.applied).toContain('0005_message_search_terms');
+          expect(await digest(store)).toEqual(before);
+          const vectors = sql`SELECT u.lexeme COLLATE "C" AS term, m.id AS message_id, m.search_length + (m.content_json IS NOT NULL)::int AS doc_length, u.positions
           FROM messages m, unnest(m.search_vector) u`;
-        const [drift] = await rowsOfStore<{ missing: number; extra: number; postings: number; capped: number }>(
-          store,
-          sql`SELECT
+          const [drift] = await rowsOfStore<{ missing: number; extra: number; postings: number; capped: number }>(
+            store,
+            sql`SELECT
             (SELECT count(*)::int FROM (${vectors} EXCEPT ALL SELECT term, message_id, doc_length, positions FROM message_search_terms) d) AS missing,
             (SELECT count(*)::int FROM (SELECT term, message_id, doc_length, positions FROM message_search_terms EXCEPT ALL ${vectors}) d) AS extra,
             (SELECT count(*)::int FROM message_search_terms) AS postings,
             (SELECT cardinality(positions) FROM message_search_terms WHERE term = 'repeated') AS capped`,
-        );
-        expect(drift).toMatchObject({ missing: 0, extra: 0, capped: 256 });
-        // BM25's totals were recomputed with FTS5's lengths (structured content counts its "json" marker word).
-        const [stats] = await rowsOfStore<{ same: boolean }>(
-          store,
-          sql`SELECT (SELECT (sum(docs), sum(tokens)) FROM message_search_stats)
+          );
+          expect(drift).toMatchObject({ missing: 0, extra: 0, capped: 256 });
+          // BM25's totals were recomputed with FTS5's lengths (structured content counts its "json" marker word).
+          const [stats] = await rowsOfStore<{ same: boolean }>(
+            store,
+            sql`SELECT (SELECT (sum(docs), sum(tokens)) FROM message_search_stats)
               = (SELECT (count(*)::numeric, sum(search_length + (content_json IS NOT NULL)::int)::numeric) FROM messages) AS same`,
-        );
-        expect(stats!.same).toBe(true);
-        expect(drift!.postings).toBeGreaterThan(2002 * 3);
+          );
+          expect(stats!.same).toBe(true);
+          expect(drift!.postings).toBeGreaterThan(2002 * 3);
 
-        // Search on the migrated store answers as SQLite does on the same data.
-        const sqlite = await reference.open();
-        try {
-          await fill(sqlite);
-          // Both stores number the messages alike (same order of writes), so ids compare.
-          const messages = async (s: SessionStore) =>
-            (await s.getMessages('session-7')).map((m) => `${m.id} ${m.role} ${typeof m.content === 'string' ? m.content : ''}`);
-          expect(await messages(store)).toEqual(await messages(sqlite));
-          const answer = async (s: SessionStore, q: string) => (await s.searchMessages(q, { limit: 30 })).map((hit) => hit.id);
-          for (const q of QUERIES) {
-            const expected = await answer(sqlite, q);
-            expect(expected.length, q).toBeGreaterThan(0);
-            expect(await answer(store, q), q).toEqual(expected);
+          // Search on the migrated store answers as SQLite does on the same data.
+          const sqlite = await reference.open();
+          try {
+            await fill(sqlite);
+            // Both stores number the messages alike (same order of writes), so ids compare.
+            const messages = async (s: SessionStore) =>
+              (await s.getMessages('session-7')).map(
+                (m) => `${m.id} ${m.role} ${typeof m.content === 'string' ? m.content : ''}`,
+              );
+            expect(await messages(store)).toEqual(await messages(sqlite));
+            const answer = async (s: SessionStore, q: string) =>
+              (await s.searchMessages(q, { limit: 30 })).map((hit) => hit.id);
+            for (const q of QUERIES) {
+              const expected = await answer(sqlite, q);
+              expect(expected.length, q).toBeGreaterThan(0);
+              expect(await answer(store, q), q).toEqual(expected);
+            }
+          } finally {
+            await sqlite.close();
           }
         } finally {
-          await sqlite.close();
+          await store.close();
         }
-      } finally {
-        await store.close();
-      }
-    }, 300_000);
-  });
+      }, 300_000);
+    },
+  );
 }

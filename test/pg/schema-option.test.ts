@@ -11,31 +11,64 @@ import { eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MigrationError, type PgBackend, type SessionStore, ValidationError, hermesPgTables, openStore } from '../../src/index.js';
+import {
+  MigrationError,
+  type PgBackend,
+  type SessionStore,
+  ValidationError,
+  hermesPgTables,
+  openStore,
+} from '../../src/index.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { DATABASE_URL, postgresHarness, reportAvailability } from '../backends.js';
 
-const OUR_TABLES = ['message_search_stats', 'message_search_terms', 'messages', 'sessions', 'state_meta', 'telegram_dm_topic_bindings', 'telegram_dm_topic_mode'];
-const OUR_FUNCTIONS = [
-  'message_cjk_grams', 'message_search_stats_add', 'message_search_stats_change', 'message_search_stats_remove', 'message_search_stats_reset',
-  'message_search_terms_add', 'message_search_terms_change', 'message_search_terms_remove', 'message_search_terms_reset', 'message_search_text',
-  'message_word_vector', 'message_word_window',
+const OUR_TABLES = [
+  'message_search_stats',
+  'message_search_terms',
+  'messages',
+  'sessions',
+  'state_meta',
+  'telegram_dm_topic_bindings',
+  'telegram_dm_topic_mode',
 ];
-const PLPGSQL_FUNCTIONS = OUR_FUNCTIONS.filter((f) => f.startsWith('message_search_stats_') || f.startsWith('message_search_terms_'));
+const OUR_FUNCTIONS = [
+  'message_cjk_grams',
+  'message_search_stats_add',
+  'message_search_stats_change',
+  'message_search_stats_remove',
+  'message_search_stats_reset',
+  'message_search_terms_add',
+  'message_search_terms_change',
+  'message_search_terms_remove',
+  'message_search_terms_reset',
+  'message_search_text',
+  'message_word_vector',
+  'message_word_window',
+];
+const PLPGSQL_FUNCTIONS = OUR_FUNCTIONS.filter(
+  (f) => f.startsWith('message_search_stats_') || f.startsWith('message_search_terms_'),
+);
 
 const backendOf = (store: SessionStore) => store.backend as PgBackend;
-const query = async <T>(store: SessionStore, text: ReturnType<typeof sql>) => rowsOf<T>(await backendOf(store).db.execute(text));
+const query = async <T>(store: SessionStore, text: ReturnType<typeof sql>) =>
+  rowsOf<T>(await backendOf(store).db.execute(text));
 
 /** What a namespace holds: relations by kind, and functions (pg_trgm's excluded: it is an extension's, not ours). */
 async function contentsOf(store: SessionStore, schema: string) {
-  const relations = await query<{ relname: string; relkind: string }>(store, sql`
+  const relations = await query<{ relname: string; relkind: string }>(
+    store,
+    sql`
     SELECT c.relname, c.relkind::text AS relkind FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = ${schema} AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
-    ORDER BY c.relname`);
-  const functions = await query<{ proname: string; config: string | null }>(store, sql`
+    ORDER BY c.relname`,
+  );
+  const functions = await query<{ proname: string; config: string | null }>(
+    store,
+    sql`
     SELECT p.proname, array_to_string(p.proconfig, ',') AS config FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
     WHERE n.nspname = ${schema} AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-    ORDER BY p.proname`);
+    ORDER BY p.proname`,
+  );
   return {
     tables: relations.filter((r) => r.relkind === 'r').map((r) => r.relname),
     sequences: relations.filter((r) => r.relkind === 'S').map((r) => r.relname),
@@ -45,8 +78,11 @@ async function contentsOf(store: SessionStore, schema: string) {
 }
 
 async function extensionSchema(store: SessionStore): Promise<string | undefined> {
-  const [row] = await query<{ nspname: string }>(store, sql`SELECT n.nspname FROM pg_catalog.pg_extension e
-    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`);
+  const [row] = await query<{ nspname: string }>(
+    store,
+    sql`SELECT n.nspname FROM pg_catalog.pg_extension e
+    JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`,
+  );
   return row?.nspname;
 }
 
@@ -110,7 +146,10 @@ describe('schema option on PGlite', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-schema-'));
     dirs.push(dir);
     const url = `pglite:${path.join(dir, 'data')}`;
-    for (const [schema, id, word] of [['alpha', 'sess-a', 'aardvark'], ['beta', 'sess-b', 'bumblebee']] as const) {
+    for (const [schema, id, word] of [
+      ['alpha', 'sess-a', 'aardvark'],
+      ['beta', 'sess-b', 'bumblebee'],
+    ] as const) {
       const store = await openStore(url, { schema });
       try {
         await exercise(store, id, word);
@@ -211,17 +250,25 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
 
     // In a schema: the role may create schemas in the database but owns nothing else (PG15: no CREATE on public).
     const inSchemaUrl = await pg.freshUrl();
-    await asAdmin(inSchemaUrl, [`GRANT CREATE ON DATABASE "${new URL(inSchemaUrl).pathname.slice(1)}" TO "${role}"`, `CREATE SCHEMA app AUTHORIZATION "${role}"`]);
+    await asAdmin(inSchemaUrl, [
+      `GRANT CREATE ON DATABASE "${new URL(inSchemaUrl).pathname.slice(1)}" TO "${role}"`,
+      `CREATE SCHEMA app AUTHORIZATION "${role}"`,
+    ]);
     const inSchema = await open(withUser(inSchemaUrl, role), { schema: 'hermes' });
     const [seen] = await query<{ path: string }>(inSchema, sql`SELECT current_setting('search_path') AS path`);
     expect(seen!.path).toBe('app');
     await exercise(inSchema, 'sess-s', 'sidewinder');
-    expect((await contentsOf(inSchema, 'hermes')).tables).toEqual(OUR_TABLES.concat('__hermes_sessiondb_migrations').sort());
+    expect((await contentsOf(inSchema, 'hermes')).tables).toEqual(
+      OUR_TABLES.concat('__hermes_sessiondb_migrations').sort(),
+    );
     expect((await contentsOf(inSchema, 'app')).all).toEqual([]);
 
     // The default layout: tables in public (the role owns the database, as PG15 requires to create there).
     const defaultUrl = await pg.freshUrl();
-    await asAdmin(defaultUrl, [`ALTER DATABASE "${new URL(defaultUrl).pathname.slice(1)}" OWNER TO "${role}"`, `CREATE SCHEMA app AUTHORIZATION "${role}"`]);
+    await asAdmin(defaultUrl, [
+      `ALTER DATABASE "${new URL(defaultUrl).pathname.slice(1)}" OWNER TO "${role}"`,
+      `CREATE SCHEMA app AUTHORIZATION "${role}"`,
+    ]);
     const layout = await open(withUser(defaultUrl, role));
     await exercise(layout, 'sess-d', 'dormouse');
     expect((await contentsOf(layout, 'public')).tables).toEqual(OUR_TABLES);
@@ -247,7 +294,10 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     const store = await open(url, { schema: 'hermes' });
     await exercise(store, 'agent-1', 'wombat');
     expect(await store.sessionCount()).toBe(1);
-    const auth = await query<{ token: string; user_id: number }>(store, sql`SELECT token, user_id FROM public.sessions`);
+    const auth = await query<{ token: string; user_id: number }>(
+      store,
+      sql`SELECT token, user_id FROM public.sessions`,
+    );
     expect(auth).toEqual([{ token: 'tok-1', user_id: 42 }]);
 
     // The app's own Drizzle reads our tables in 'hermes' with hermesPgTables, next to its own table.
@@ -274,7 +324,10 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     await exercise(store, 's', 'quokka');
     expect((await contentsOf(store, 'public')).all).toEqual([]);
     expect((await contentsOf(store, 'public')).functions).toEqual([]);
-    const [drizzleSchema] = await query<{ n: number }>(store, sql`SELECT count(*)::int AS n FROM pg_catalog.pg_namespace WHERE nspname = 'drizzle'`);
+    const [drizzleSchema] = await query<{ n: number }>(
+      store,
+      sql`SELECT count(*)::int AS n FROM pg_catalog.pg_namespace WHERE nspname = 'drizzle'`,
+    );
     expect(drizzleSchema!.n).toBe(0);
     expect(await extensionSchema(store)).toBe('hermes');
 
@@ -286,9 +339,12 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     for (const f of mine.functions) {
       expect(f.config, f.proname).toBe(PLPGSQL_FUNCTIONS.includes(f.proname) ? 'search_path="hermes"' : null);
     }
-    const triggers = await query<{ n: number }>(store, sql`SELECT count(*)::int AS n FROM pg_catalog.pg_trigger t
+    const triggers = await query<{ n: number }>(
+      store,
+      sql`SELECT count(*)::int AS n FROM pg_catalog.pg_trigger t
       JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = 'hermes' AND NOT t.tgisinternal`);
+      WHERE n.nspname = 'hermes' AND NOT t.tgisinternal`,
+    );
     expect(triggers[0]!.n).toBe(8);
     // introspect() describes the store's schema.
     const live = await store.introspect();
@@ -305,11 +361,16 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     expect(await backendOf(store).trigramSeesMultibyte()).toBe(true);
     expect((await contentsOf(store, 'public')).all).toEqual([]);
     // The trigram index was built with public's operator class, and the trigger functions can see it.
-    const [ix] = await query<{ opclass: string }>(store, sql`SELECT n.nspname || '.' || o.opcname AS opclass FROM pg_catalog.pg_index i
+    const [ix] = await query<{ opclass: string }>(
+      store,
+      sql`SELECT n.nspname || '.' || o.opcname AS opclass FROM pg_catalog.pg_index i
       JOIN pg_catalog.pg_opclass o ON o.oid = i.indclass[0] JOIN pg_catalog.pg_namespace n ON n.oid = o.opcnamespace
-      WHERE i.indexrelid = 'hermes.idx_messages_search_trgm'::regclass`);
+      WHERE i.indexrelid = 'hermes.idx_messages_search_trgm'::regclass`,
+    );
     expect(ix!.opclass).toBe('public.gin_trgm_ops');
-    const [config] = (await contentsOf(store, 'hermes')).functions.filter((f) => f.proname === 'message_search_terms_add');
+    const [config] = (await contentsOf(store, 'hermes')).functions.filter(
+      (f) => f.proname === 'message_search_terms_add',
+    );
     expect(config!.config).toBe('search_path="hermes", "public"');
   });
 
@@ -320,11 +381,15 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     expect(backendOf(store).schema).toBe('public');
     expect((await contentsOf(store, 'public')).tables).toEqual(OUR_TABLES);
     expect(await extensionSchema(store)).toBe('public');
-    const [history] = await query<{ n: number }>(store, sql`SELECT count(*)::int AS n FROM hermes_sessiondb.__hermes_sessiondb_migrations`);
+    const [history] = await query<{ n: number }>(
+      store,
+      sql`SELECT count(*)::int AS n FROM hermes_sessiondb.__hermes_sessiondb_migrations`,
+    );
     expect(history!.n).toBe((await store.migrationStatus()).applied.length);
     const functions = (await contentsOf(store, 'public')).functions;
     expect(functions.map((f) => f.proname)).toEqual(OUR_FUNCTIONS);
-    for (const f of functions) expect(f.config, f.proname).toBe(PLPGSQL_FUNCTIONS.includes(f.proname) ? 'search_path="public"' : null);
+    for (const f of functions)
+      expect(f.config, f.proname).toBe(PLPGSQL_FUNCTIONS.includes(f.proname) ? 'search_path="public"' : null);
     // 'public' spelled out is the same store.
     await store.close();
     const same = await open(url, { schema: 'public' });

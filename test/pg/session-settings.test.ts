@@ -29,20 +29,28 @@ const HOSTILE: Record<string, string> = {
   bytea_output: `'escape'`,
   gin_fuzzy_search_limit: '1', // a GIN scan returns a random subset of its matches
 };
-const hostileDefaults = (target: string) => Object.entries(HOSTILE).map(([name, value]) => `ALTER ${target} SET ${name} = ${value}`);
+const hostileDefaults = (target: string) =>
+  Object.entries(HOSTILE).map(([name, value]) => `ALTER ${target} SET ${name} = ${value}`);
 
 /** A clock handing out times with all six microsecond digits, remembering the last one. */
 function testClock() {
   let tick = 0;
-  const clock = Object.assign(() => (clock.last = Math.round((1_793_491_200.123457 + tick++ * 3_600.000_011) * 1e6) / 1e6), {
-    last: 0,
-  });
+  const clock = Object.assign(
+    () => (clock.last = Math.round((1_793_491_200.123457 + tick++ * 3_600.000_011) * 1e6) / 1e6),
+    {
+      last: 0,
+    },
+  );
   return clock;
 }
 
 const COSTS = { estimatedCostUsd: 1 / 3, actualCostUsd: 0.1 + 0.2 };
 
-async function exercise(store: SessionStore, clock: ReturnType<typeof testClock>, concurrentWriters: boolean): Promise<void> {
+async function exercise(
+  store: SessionStore,
+  clock: ReturnType<typeof testClock>,
+  concurrentWriters: boolean,
+): Promise<void> {
   await store.createSession('sess-alpha', 'cli', { model: 'gpt-5' });
   const started = clock.last;
   await store.createSession('sess-beta', 'telegram');
@@ -68,12 +76,16 @@ async function exercise(store: SessionStore, clock: ReturnType<typeof testClock>
   expect((await store.getSession('sess-beta'))!.endedAt).toBe(ended);
   expect((await store.getMessages('sess-alpha')).map((m) => m.timestamp)).toEqual(written);
   const rich = await store.listSessionsRich({ orderByLastActive: true });
-  expect(rich.map((s) => [s.id, s.lastActive])).toEqual([['sess-beta', betaActive], ['sess-alpha', written[2]]]);
+  expect(rich.map((s) => [s.id, s.lastActive])).toEqual([
+    ['sess-beta', betaActive],
+    ['sess-alpha', written[2]],
+  ]);
 
   // LIKE with ESCAPE '\' (prefixes, title lineage) and every search path.
   expect(await store.resolveSessionId('sess-al')).toBe('sess-alpha');
   expect(await store.getNextTitleInLineage('Deploy_100%')).toBe('Deploy_100% #2');
-  const ids = async (query: string, sort?: SearchSort) => (await store.searchMessages(query, { sort })).map((h) => h.sessionId);
+  const ids = async (query: string, sort?: SearchSort) =>
+    (await store.searchMessages(query, { sort })).map((h) => h.sessionId);
   expect(await ids('deploy')).toHaveLength(3);
   expect(await ids('deploy', 'newest')).toEqual(['sess-beta', 'sess-alpha', 'sess-alpha']);
   expect(await ids('deploy', 'oldest')).toEqual(['sess-alpha', 'sess-alpha', 'sess-beta']);
@@ -97,33 +109,37 @@ const harness = await postgresHarness();
 const postgresAvailable = reportAvailability(harness);
 afterAll(() => harness.cleanup());
 
-describe.skipIf(!postgresAvailable)(`hostile database defaults [postgres]${postgresAvailable ? '' : ` (skipped: ${harness.unavailable})`}`, () => {
-  it('every pooled connection overrides them: migrate, write, read back exactly, search, concurrent appends', async () => {
-    const url = await harness.freshUrl();
-    const database = new URL(url).pathname.slice(1);
-    const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-    try {
-      for (const statement of hostileDefaults(`DATABASE "${database}"`)) await admin.unsafe(statement);
-    } finally {
-      await admin.end();
-    }
-    // The defaults are in force for a plain connection.
-    const plain = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const [row] = await plain`SELECT current_setting('DateStyle') AS ds, current_setting('extra_float_digits') AS efd`;
-      expect(row).toEqual({ ds: 'SQL, DMY', efd: '-3' });
-    } finally {
-      await plain.end();
-    }
-    const clock = testClock();
-    const store = await openStore(url, { poolSize: 4, clock });
-    try {
-      await exercise(store, clock, true);
-    } finally {
-      await store.close();
-    }
-  });
-});
+describe.skipIf(!postgresAvailable)(
+  `hostile database defaults [postgres]${postgresAvailable ? '' : ` (skipped: ${harness.unavailable})`}`,
+  () => {
+    it('every pooled connection overrides them: migrate, write, read back exactly, search, concurrent appends', async () => {
+      const url = await harness.freshUrl();
+      const database = new URL(url).pathname.slice(1);
+      const admin = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
+      try {
+        for (const statement of hostileDefaults(`DATABASE "${database}"`)) await admin.unsafe(statement);
+      } finally {
+        await admin.end();
+      }
+      // The defaults are in force for a plain connection.
+      const plain = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const [row] =
+          await plain`SELECT current_setting('DateStyle') AS ds, current_setting('extra_float_digits') AS efd`;
+        expect(row).toEqual({ ds: 'SQL, DMY', efd: '-3' });
+      } finally {
+        await plain.end();
+      }
+      const clock = testClock();
+      const store = await openStore(url, { poolSize: 4, clock });
+      try {
+        await exercise(store, clock, true);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);
 
 describe('hostile database defaults [pglite]', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-pglite-settings-'));

@@ -15,7 +15,11 @@ const ROUNDS = 20;
 
 /** Run the worker until it has printed `after` ids, plus a random few milliseconds, then SIGKILL it. */
 async function killRound(url: string, tag: string, after: number): Promise<number[]> {
-  const child: ChildProcessWithoutNullStreams = spawnTs('../reliability/workers/append-forever.ts', [url, 'durable', tag]);
+  const child: ChildProcessWithoutNullStreams = spawnTs('../reliability/workers/append-forever.ts', [
+    url,
+    'durable',
+    tag,
+  ]);
   const printed: number[] = [];
   let buffer = '';
   let stderr = '';
@@ -41,49 +45,54 @@ async function killRound(url: string, tag: string, after: number): Promise<numbe
 
 for (const h of [sqliteFileHarness(), await postgresHarness()] as Harness[]) {
   const available = reportAvailability(h);
-  describe.skipIf(!available)(`durability under SIGKILL [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
-    afterAll(() => h.cleanup());
+  describe.skipIf(!available)(
+    `durability under SIGKILL [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`,
+    () => {
+      afterAll(() => h.cleanup());
 
-    it(`keeps every acknowledged append across ${ROUNDS} kills, with counters equal to rows and intact indexes`, async () => {
-      const url = await h.freshUrl();
-      const setup = await openStore(url);
-      await setup.createSession('durable', 'cli');
-      await setup.close();
+      it(`keeps every acknowledged append across ${ROUNDS} kills, with counters equal to rows and intact indexes`, async () => {
+        const url = await h.freshUrl();
+        const setup = await openStore(url);
+        await setup.createSession('durable', 'cli');
+        await setup.close();
 
-      const acknowledged: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        acknowledged.push(...(await killRound(url, `r${round}`, 1 + Math.floor(Math.random() * 40))));
-      }
-
-      const store = await openStore(url);
-      try {
-        const messages = await store.getMessages('durable');
-        const ids = new Set(messages.map((m) => m.id));
-        expect(acknowledged.filter((id) => !ids.has(id))).toEqual([]);
-        expect(new Set(acknowledged).size).toBe(acknowledged.length);
-        const session = (await store.getSession('durable'))!;
-        expect(session.messageCount).toBe(messages.length);
-        expect(session.toolCallCount).toBe(messages.filter((m) => m.toolCalls !== null).length);
-        // Every stored message is searchable by its own unique token (the index followed every commit).
-        const sample = messages.filter((_, i) => i % 25 === 0);
-        for (const m of sample) {
-          const token = (m.content as string).split(' ').pop()!;
-          expect((await store.searchMessages(`"${token}"`, { limit: 5 })).map((x) => x.id)).toContain(m.id);
+        const acknowledged: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          acknowledged.push(...(await killRound(url, `r${round}`, 1 + Math.floor(Math.random() * 40))));
         }
-        if (store.dialect === 'sqlite') {
-          const client = (store.backend as SqliteBackend).client;
-          expect(client.pragma('integrity_check', { simple: true })).toBe('ok');
-          for (const fts of ['messages_fts', 'messages_fts_trigram']) {
-            expect(() => client.prepare(`INSERT INTO ${fts}(${fts}) VALUES ('integrity-check')`).run()).not.toThrow();
+
+        const store = await openStore(url);
+        try {
+          const messages = await store.getMessages('durable');
+          const ids = new Set(messages.map((m) => m.id));
+          expect(acknowledged.filter((id) => !ids.has(id))).toEqual([]);
+          expect(new Set(acknowledged).size).toBe(acknowledged.length);
+          const session = (await store.getSession('durable'))!;
+          expect(session.messageCount).toBe(messages.length);
+          expect(session.toolCallCount).toBe(messages.filter((m) => m.toolCalls !== null).length);
+          // Every stored message is searchable by its own unique token (the index followed every commit).
+          const sample = messages.filter((_, i) => i % 25 === 0);
+          for (const m of sample) {
+            const token = (m.content as string).split(' ').pop()!;
+            expect((await store.searchMessages(`"${token}"`, { limit: 5 })).map((x) => x.id)).toContain(m.id);
           }
-        } else {
-          const db = (store.backend as PgBackend).db;
-          const [row] = (await db.execute(sql`SELECT COUNT(*)::int AS n FROM messages WHERE session_id = 'durable'`)) as unknown as Array<{ n: number }>;
-          expect(row!.n).toBe(messages.length);
+          if (store.dialect === 'sqlite') {
+            const client = (store.backend as SqliteBackend).client;
+            expect(client.pragma('integrity_check', { simple: true })).toBe('ok');
+            for (const fts of ['messages_fts', 'messages_fts_trigram']) {
+              expect(() => client.prepare(`INSERT INTO ${fts}(${fts}) VALUES ('integrity-check')`).run()).not.toThrow();
+            }
+          } else {
+            const db = (store.backend as PgBackend).db;
+            const [row] = (await db.execute(
+              sql`SELECT COUNT(*)::int AS n FROM messages WHERE session_id = 'durable'`,
+            )) as unknown as Array<{ n: number }>;
+            expect(row!.n).toBe(messages.length);
+          }
+        } finally {
+          await store.close();
         }
-      } finally {
-        await store.close();
-      }
-    }, 300_000);
-  });
+      }, 300_000);
+    },
+  );
 }

@@ -46,12 +46,15 @@ async function storeWith(name: string, sessions: number, perSession: number): Pr
   await (await openStore(`sqlite:${file}`)).close();
   const db = new Database(file);
   const old = Date.now() / 1000 - 400 * 86400;
-  const session = db.prepare("INSERT INTO sessions (id, source, started_at, ended_at, message_count) VALUES (?, 'cli', ?, ?, ?)");
+  const session = db.prepare(
+    "INSERT INTO sessions (id, source, started_at, ended_at, message_count) VALUES (?, 'cli', ?, ?, ?)",
+  );
   const message = db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)");
   db.transaction(() => {
     for (let s = 0; s < sessions; s++) {
       session.run(`old-${s}`, old + s, old + s + 1, perSession);
-      for (let m = 0; m < perSession; m++) message.run(`old-${s}`, `message ${m} of session ${s} about deployment rollback ${s % 97}`, old + s + m / 1e3);
+      for (let m = 0; m < perSession; m++)
+        message.run(`old-${s}`, `message ${m} of session ${s} about deployment rollback ${s % 97}`, old + s + m / 1e3);
     }
   })();
   db.close();
@@ -66,10 +69,14 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     const holder = new Database(url.slice('sqlite:'.length));
     holder.exec('BEGIN IMMEDIATE');
     setTimeout(() => holder.exec('COMMIT'), 3000);
-    const { value: ids, stallMs } = await measured('20 appends behind a 3 s lock', () => Promise.all(Array.from({ length: 20 }, (_, i) => store.appendMessage('live', 'user', `m${i}`))));
+    const { value: ids, stallMs } = await measured('20 appends behind a 3 s lock', () =>
+      Promise.all(Array.from({ length: 20 }, (_, i) => store.appendMessage('live', 'user', `m${i}`))),
+    );
     holder.close();
     expect(stallMs).toBeLessThan(STALL_LIMIT_MS);
-    expect((await store.getMessages('live')).map((m) => m.content)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
+    expect((await store.getMessages('live')).map((m) => m.content)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `m${i}`),
+    );
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);
     await store.close();
   });
@@ -127,7 +134,9 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
     try {
       const store = await openStore(`sqlite:${path.join(dir, 'imported.db')}`);
       stores.push(store);
-      const imported = await measured('import 30,000 messages, verified', () => importHermesStateDb(file, store, { verify: true }));
+      const imported = await measured('import 30,000 messages, verified', () =>
+        importHermesStateDb(file, store, { verify: true }),
+      );
       expect(imported.value.messages).toBe(30_000);
       expect(imported.value.verification?.ok).toBe(true);
       expect(imported.stallMs).toBeLessThan(STALL_LIMIT_MS);
@@ -139,7 +148,9 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
       expect(copied.stallMs).toBeLessThan(STALL_LIMIT_MS);
 
       let lines = 0;
-      const exported = await measured('export', () => writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)));
+      const exported = await measured('export', () =>
+        writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)),
+      );
       expect(exported.value.messages).toBe(30_000);
       expect(lines).toBe(exported.value.sessions);
       expect(exported.stallMs).toBeLessThan(STALL_LIMIT_MS);

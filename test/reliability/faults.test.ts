@@ -46,7 +46,10 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
           if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
         }
         expect(victim, 'the append never reached its INSERT').toBeDefined();
-        const [{ running }] = (await admin`SELECT COUNT(*)::int AS running FROM pg_stat_activity WHERE pid = ${victim!} AND xact_start IS NOT NULL`) as unknown as [{ running: number }];
+        const [{ running }] =
+          (await admin`SELECT COUNT(*)::int AS running FROM pg_stat_activity WHERE pid = ${victim!} AND xact_start IS NOT NULL`) as unknown as [
+            { running: number },
+          ];
         expect(running).toBe(1);
         await admin`SELECT pg_terminate_backend(${victim!})`;
         outcome = await call;
@@ -68,88 +71,99 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
   });
 });
 
-describe.skipIf(!pgAvailable)(`Postgres connection killed mid-migration${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
-  it('is a typed error, rolls the run back, never crashes the process, and the next migrate works', async () => {
-    // postgres.js' begin() writes ROLLBACK to a dead connection and later throws from a timer
-    // (porsager/postgres #1154, #1208): listen for anything that escapes.
-    const escaped: unknown[] = [];
-    const onEscape = (error: unknown) => escaped.push(error);
-    process.on('uncaughtException', onEscape);
-    process.on('unhandledRejection', onEscape);
-    const url = await pg.freshUrl();
-    const slow = folderWith('pg', [{ tag: '9000_slow', when: latestWhen('pg') + 1000, sql: 'SELECT pg_sleep(5);' }]);
-    const store = await openStore(url, { migrate: false, migrationsFolder: slow, poolSize: 2 });
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      const call = store.migrate().then(
-        () => 'resolved',
-        (error: unknown) => error,
-      );
-      let victim: number | undefined;
-      for (let i = 0; i < 200 && victim === undefined; i++) {
-        const sleeping = await admin`SELECT pid FROM pg_stat_activity
+describe.skipIf(!pgAvailable)(
+  `Postgres connection killed mid-migration${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    it('is a typed error, rolls the run back, never crashes the process, and the next migrate works', async () => {
+      // postgres.js' begin() writes ROLLBACK to a dead connection and later throws from a timer
+      // (porsager/postgres #1154, #1208): listen for anything that escapes.
+      const escaped: unknown[] = [];
+      const onEscape = (error: unknown) => escaped.push(error);
+      process.on('uncaughtException', onEscape);
+      process.on('unhandledRejection', onEscape);
+      const url = await pg.freshUrl();
+      const slow = folderWith('pg', [{ tag: '9000_slow', when: latestWhen('pg') + 1000, sql: 'SELECT pg_sleep(5);' }]);
+      const store = await openStore(url, { migrate: false, migrationsFolder: slow, poolSize: 2 });
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const call = store.migrate().then(
+          () => 'resolved',
+          (error: unknown) => error,
+        );
+        let victim: number | undefined;
+        for (let i = 0; i < 200 && victim === undefined; i++) {
+          const sleeping = await admin`SELECT pid FROM pg_stat_activity
           WHERE datname = current_database() AND query ILIKE '%pg_sleep(5)%' AND pid <> pg_backend_pid()`;
-        victim = sleeping[0]?.pid as number | undefined;
-        if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+          victim = sleeping[0]?.pid as number | undefined;
+          if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+        }
+        expect(victim, 'the migration never reached pg_sleep').toBeDefined();
+        await admin`SELECT pg_terminate_backend(${victim!})`;
+        const outcome = await call;
+        expect(outcome).toBeInstanceOf(MigrationError);
+        expect((outcome as MigrationError).reason).toBe('STATEMENT_FAILED');
+        // Depending on timing: the server's admin_shutdown, or a closed socket.
+        expect((outcome as MigrationError).message).toMatch(/9000_slow.*(terminating connection|CONNECTION_CLOSED)/);
+        // The run was one transaction: not even the shipped migrations before the slow one were kept.
+        expect((await store.migrationStatus()).applied).toEqual([]);
+        const [{ tables }] =
+          (await admin`SELECT count(*)::int AS tables FROM pg_tables WHERE schemaname = 'public'`) as unknown as [
+            { tables: number },
+          ];
+        expect(tables).toBe(0);
+        // Give a stray timer on a dead connection its chance to fire, while the pool is used again.
+        for (let i = 0; i < 5; i++) {
+          await store.migrationStatus();
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        const report = await store.migrate();
+        expect(report.applied.at(-1)).toBe('9000_slow');
+        expect((await store.migrationStatus()).pending).toEqual([]);
+        await store.createSession('after', 'cli');
+        expect((await store.getSession('after'))?.id).toBe('after');
+        expect(escaped).toEqual([]);
+      } finally {
+        process.off('uncaughtException', onEscape);
+        process.off('unhandledRejection', onEscape);
+        await admin.end();
+        await store.close();
       }
-      expect(victim, 'the migration never reached pg_sleep').toBeDefined();
-      await admin`SELECT pg_terminate_backend(${victim!})`;
-      const outcome = await call;
-      expect(outcome).toBeInstanceOf(MigrationError);
-      expect((outcome as MigrationError).reason).toBe('STATEMENT_FAILED');
-      // Depending on timing: the server's admin_shutdown, or a closed socket.
-      expect((outcome as MigrationError).message).toMatch(/9000_slow.*(terminating connection|CONNECTION_CLOSED)/);
-      // The run was one transaction: not even the shipped migrations before the slow one were kept.
-      expect((await store.migrationStatus()).applied).toEqual([]);
-      const [{ tables }] = (await admin`SELECT count(*)::int AS tables FROM pg_tables WHERE schemaname = 'public'`) as unknown as [{ tables: number }];
-      expect(tables).toBe(0);
-      // Give a stray timer on a dead connection its chance to fire, while the pool is used again.
-      for (let i = 0; i < 5; i++) {
-        await store.migrationStatus();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const report = await store.migrate();
-      expect(report.applied.at(-1)).toBe('9000_slow');
-      expect((await store.migrationStatus()).pending).toEqual([]);
-      await store.createSession('after', 'cli');
-      expect((await store.getSession('after'))?.id).toBe('after');
-      expect(escaped).toEqual([]);
-    } finally {
-      process.off('uncaughtException', onEscape);
-      process.off('unhandledRejection', onEscape);
-      await admin.end();
-      await store.close();
-    }
-  }, 60_000);
-});
+    }, 60_000);
+  },
+);
 
-describe.skipIf(!pgAvailable)(`Postgres idle connections killed${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
-  it('keeps answering after every pooled connection was terminated between calls', async () => {
-    const url = await pg.freshUrl();
-    const store = await openStore(url, { poolSize: 4 });
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      await store.createSession('s', 'cli');
-      await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendMessage('s', 'user', `m${i}`)));
-      const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+describe.skipIf(!pgAvailable)(
+  `Postgres idle connections killed${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    it('keeps answering after every pooled connection was terminated between calls', async () => {
+      const url = await pg.freshUrl();
+      const store = await openStore(url, { poolSize: 4 });
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        await store.createSession('s', 'cli');
+        await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendMessage('s', 'user', `m${i}`)));
+        const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()`;
-      expect(killed.length).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 100));
-      // A call may meet a connection the server just closed: it fails typed, or succeeds; it never crashes.
-      for (let i = 0; i < 6; i++) {
-        await store.appendMessage('s', 'user', `after ${i}`).catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
-        await store.getMessages('s').catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
+        expect(killed.length).toBeGreaterThan(0);
+        await new Promise((r) => setTimeout(r, 100));
+        // A call may meet a connection the server just closed: it fails typed, or succeeds; it never crashes.
+        for (let i = 0; i < 6; i++) {
+          await store
+            .appendMessage('s', 'user', `after ${i}`)
+            .catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
+          await store.getMessages('s').catch((error: unknown) => expect(error).toBeInstanceOf(DatabaseError));
+        }
+        await store.appendMessage('s', 'user', 'settled');
+        const messages = await store.getMessages('s');
+        expect(messages.at(-1)!.content).toBe('settled');
+        expect((await store.getSession('s'))!.messageCount).toBe(messages.length);
+      } finally {
+        await admin.end();
+        await store.close();
       }
-      await store.appendMessage('s', 'user', 'settled');
-      const messages = await store.getMessages('s');
-      expect(messages.at(-1)!.content).toBe('settled');
-      expect((await store.getSession('s'))!.messageCount).toBe(messages.length);
-    } finally {
-      await admin.end();
-      await store.close();
-    }
-  });
-});
+    });
+  },
+);
 
 describe('a server that is down, or a host that does not exist', () => {
   it('is a ConnectionError naming the host and port, never the password', async () => {
@@ -175,7 +189,10 @@ describe('SQLite files that cannot be used', () => {
   };
 
   it('a missing directory, a file that is not a database, a truncated database: typed errors, files untouched', async () => {
-    await expectConnectionError(`sqlite:${path.join(dir, 'no', 'such', 'state.db')}`, /directory .*no\/such does not exist/);
+    await expectConnectionError(
+      `sqlite:${path.join(dir, 'no', 'such', 'state.db')}`,
+      /directory .*no\/such does not exist/,
+    );
     expect(fs.existsSync(path.join(dir, 'no'))).toBe(false);
 
     const text = path.join(dir, 'notes.db');

@@ -12,8 +12,39 @@ import { type SessionStore, ValidationError, sanitizeTitle } from '../../src/ind
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteMemoryHarness } from '../backends.js';
 import { emptyStore } from '../helpers/store-fixture.js';
 
-const PIECES = ["'", "''", '"', '--', ';', "'); DROP TABLE sessions; --", "' OR '1'='1", '\\', '%', '_', '*', '^', '"NEAR"', 'NOT', 'OR',
-  '\u0000', 'a\u0000b', '\ud800', 'x\udfff', '\u2028', '\ufeff', '𝔘𝔫𝔦', '记忆断裂', '$1', '?', '?1', ':name', '@p', '${x}', '\r\n', '\t'];
+const PIECES = [
+  "'",
+  "''",
+  '"',
+  '--',
+  ';',
+  "'); DROP TABLE sessions; --",
+  "' OR '1'='1",
+  '\\',
+  '%',
+  '_',
+  '*',
+  '^',
+  '"NEAR"',
+  'NOT',
+  'OR',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '\u2028',
+  '\ufeff',
+  '𝔘𝔫𝔦',
+  '记忆断裂',
+  '$1',
+  '?',
+  '?1',
+  ':name',
+  '@p',
+  '${x}',
+  '\r\n',
+  '\t',
+];
 
 const hostile = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
@@ -41,8 +72,13 @@ const clean = (s: string) => !s.includes('\u0000') && s.isWellFormed();
 /** Free text as it reads back: lone surrogates (which UTF-8 cannot carry) as U+FFFD, everything else exactly. */
 const stored = (s: string) => s.toWellFormed();
 const storedJson = (v: unknown): unknown =>
-  typeof v === 'string' ? stored(v) : Array.isArray(v) ? v.map(storedJson) : v !== null && typeof v === 'object'
-    ? Object.fromEntries(Object.entries(v).map(([k, x]) => [stored(k), storedJson(x)])) : v;
+  typeof v === 'string'
+    ? stored(v)
+    : Array.isArray(v)
+      ? v.map(storedJson)
+      : v !== null && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [stored(k), storedJson(x)]))
+        : v;
 
 async function fingerprint(store: SessionStore) {
   return { sessions: await store.sessionCount(), messages: await store.messageCount() };
@@ -71,53 +107,78 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
       store = await h.open();
       let n = 0;
       await fc.assert(
-        fc.asyncProperty(hostile, hostile, hostile, hostile, hostileJson, hostile, hostile, async (id, source, model, title, config, role, content) => {
-          const bomLed = (v: unknown): boolean =>
-            typeof v === 'string' ? v.startsWith('\ufeff') : v !== null && typeof v === 'object' ? Object.entries(v).some(([k, x]) => bomLed(k) || bomLed(x)) : false;
-          fc.pre(readsBackLeadingBom(h) || ![id, source, model, title, config, role, content].some(bomLed));
-          await emptyStore(store);
-          const sid = `${id}-${n++}`;
-          const before = await fingerprint(store);
-          // Ids and sources are keys: non-empty, at most 1,024 characters.
-          const key = (k: string) => clean(k) && k.length >= 1 && k.length <= 1024;
-          // Free text (the system prompt, model_config) is never the reason for a refusal.
-          const valid = key(sid) && key(source) && clean(model);
-          const refused = await refusedOrDone(() => store.createSession(sid, source, { model, modelConfig: config, systemPrompt: content }));
-          // Refused exactly when some input is invalid; a refusal writes nothing.
-          expect(refused).toBe(!valid);
-          if (refused) {
-            expect(await fingerprint(store)).toEqual(before);
-            return;
-          }
-          const row = (await store.getSession(sid))!;
-          expect(row).toMatchObject({ id: sid, source, model, systemPrompt: stored(content) });
-          // As in Hermes, a falsy model_config ({} or []) is stored as NULL.
-          expect(row.modelConfig).toEqual(Object.keys(config).length > 0 ? storedJson(config) : null);
+        fc.asyncProperty(
+          hostile,
+          hostile,
+          hostile,
+          hostile,
+          hostileJson,
+          hostile,
+          hostile,
+          async (id, source, model, title, config, role, content) => {
+            const bomLed = (v: unknown): boolean =>
+              typeof v === 'string'
+                ? v.startsWith('\ufeff')
+                : v !== null && typeof v === 'object'
+                  ? Object.entries(v).some(([k, x]) => bomLed(k) || bomLed(x))
+                  : false;
+            fc.pre(readsBackLeadingBom(h) || ![id, source, model, title, config, role, content].some(bomLed));
+            await emptyStore(store);
+            const sid = `${id}-${n++}`;
+            const before = await fingerprint(store);
+            // Ids and sources are keys: non-empty, at most 1,024 characters.
+            const key = (k: string) => clean(k) && k.length >= 1 && k.length <= 1024;
+            // Free text (the system prompt, model_config) is never the reason for a refusal.
+            const valid = key(sid) && key(source) && clean(model);
+            const refused = await refusedOrDone(() =>
+              store.createSession(sid, source, { model, modelConfig: config, systemPrompt: content }),
+            );
+            // Refused exactly when some input is invalid; a refusal writes nothing.
+            expect(refused).toBe(!valid);
+            if (refused) {
+              expect(await fingerprint(store)).toEqual(before);
+              return;
+            }
+            const row = (await store.getSession(sid))!;
+            expect(row).toMatchObject({ id: sid, source, model, systemPrompt: stored(content) });
+            // As in Hermes, a falsy model_config ({} or []) is stored as NULL.
+            expect(row.modelConfig).toEqual(Object.keys(config).length > 0 ? storedJson(config) : null);
 
-          if (!(await refusedOrDone(() => store.setSessionTitle(sid, title)))) {
-            expect(await store.getSessionTitle(sid)).toBe(sanitizeTitle(title));
-          } else {
-            expect(await store.getSessionTitle(sid)).toBeNull();
-          }
+            if (!(await refusedOrDone(() => store.setSessionTitle(sid, title)))) {
+              expect(await store.getSessionTitle(sid)).toBe(sanitizeTitle(title));
+            } else {
+              expect(await store.getSessionTitle(sid)).toBeNull();
+            }
 
-          const toolCalls = [{ id: content, function: { name: role, arguments: JSON.stringify(config) } }];
-          // Only the role (an identifier) can be refused; the message's text is always stored.
-          const appended = !(await refusedOrDone(() => store.appendMessage(sid, role, content, { toolName: source, toolCalls })));
-          expect(appended).toBe(clean(role) && role.length >= 1 && role.length <= 1024);
-          if (appended) {
-            const [m] = await store.getMessages(sid);
-            expect(m).toMatchObject({ role, content: stored(content), toolName: stored(source), toolCalls: storedJson(toolCalls) });
-            // A search for the stored text never errors and never changes anything.
-            const counts = await fingerprint(store);
-            expect(Array.isArray(await store.searchMessages(content))).toBe(true);
-            expect(Array.isArray(await store.searchMessages(title, { roleFilter: [role], sourceFilter: [source] }))).toBe(true);
-            expect(await fingerprint(store)).toEqual(counts);
-          } else {
-            expect(await store.messageCount()).toBe(0);
-          }
+            const toolCalls = [{ id: content, function: { name: role, arguments: JSON.stringify(config) } }];
+            // Only the role (an identifier) can be refused; the message's text is always stored.
+            const appended = !(await refusedOrDone(() =>
+              store.appendMessage(sid, role, content, { toolName: source, toolCalls }),
+            ));
+            expect(appended).toBe(clean(role) && role.length >= 1 && role.length <= 1024);
+            if (appended) {
+              const [m] = await store.getMessages(sid);
+              expect(m).toMatchObject({
+                role,
+                content: stored(content),
+                toolName: stored(source),
+                toolCalls: storedJson(toolCalls),
+              });
+              // A search for the stored text never errors and never changes anything.
+              const counts = await fingerprint(store);
+              expect(Array.isArray(await store.searchMessages(content))).toBe(true);
+              expect(
+                Array.isArray(await store.searchMessages(title, { roleFilter: [role], sourceFilter: [source] })),
+              ).toBe(true);
+              expect(await fingerprint(store)).toEqual(counts);
+            } else {
+              expect(await store.messageCount()).toBe(0);
+            }
 
-          if (!(await refusedOrDone(() => store.setMeta(model || 'k', content)))) expect(await store.getMeta(model || 'k')).toBe(content);
-        }),
+            if (!(await refusedOrDone(() => store.setMeta(model || 'k', content))))
+              expect(await store.getMeta(model || 'k')).toBe(content);
+          },
+        ),
         { numRuns: RUNS[h.name] ?? 40 },
       );
       // The schema is intact: every table still answers.
@@ -134,13 +195,25 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
           await store.createSession('known-1', 'cli');
           await store.createSession('known-2', 'cli');
           // Lookups never match by accident: LIKE metacharacters in a prefix are literal.
-          const resolved = await store.resolveSessionId(a).catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          const resolved = await store
+            .resolveSessionId(a)
+            .catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
           if (resolved === 'refused') expect(clean(a) && a.length <= 1024).toBe(false);
-          else expect(resolved).toBe(a !== '' && 'known-1'.startsWith(a) && !'known-2'.startsWith(a) ? 'known-1' : a === 'known-1' || a === 'known-2' ? a : null);
-          const byTitle = await store.getSessionByTitle(b).catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          else
+            expect(resolved).toBe(
+              a !== '' && 'known-1'.startsWith(a) && !'known-2'.startsWith(a)
+                ? 'known-1'
+                : a === 'known-1' || a === 'known-2'
+                  ? a
+                  : null,
+            );
+          const byTitle = await store
+            .getSessionByTitle(b)
+            .catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
           expect(byTitle === 'refused' ? clean(b) : byTitle).toBe(byTitle === 'refused' ? false : null);
 
-          if (!(await refusedOrDone(() => store.endSession('known-1', c)))) expect((await store.getSession('known-1'))!.endReason).toBe(c);
+          if (!(await refusedOrDone(() => store.endSession('known-1', c))))
+            expect((await store.getSession('known-1'))!.endReason).toBe(c);
           else expect(clean(c)).toBe(false);
           if (!(await refusedOrDone(() => store.requestHandoff('known-2', d)))) {
             expect(key(d)).toBe(true);
@@ -159,7 +232,13 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
           expect(bound).toBe(!topicValid);
           if (!bound) {
             expect(await store.isTelegramTopicModeEnabled({ chatId: a, userId: b })).toBe(true);
-            expect(await store.getTelegramTopicBinding({ chatId: a, threadId: c })).toMatchObject({ chatId: a, threadId: c, userId: b, sessionKey: e, sessionId: 'known-1' });
+            expect(await store.getTelegramTopicBinding({ chatId: a, threadId: c })).toMatchObject({
+              chatId: a,
+              threadId: c,
+              userId: b,
+              sessionKey: e,
+              sessionId: 'known-1',
+            });
           }
           expect(await store.sessionCount()).toBe(2);
         }),
@@ -170,7 +249,7 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
     it('search queries of any shape return a list (or a ValidationError for a non-string), never a database error', async () => {
       await emptyStore(store);
       await store.createSession('s', 'cli');
-      await store.appendMessage('s', 'user', "it's a \"quoted\" -- comment; DROP TABLE sessions; 100% done_ok 记忆断裂");
+      await store.appendMessage('s', 'user', 'it\'s a "quoted" -- comment; DROP TABLE sessions; 100% done_ok 记忆断裂');
       await fc.assert(
         fc.asyncProperty(hostile, async (query) => {
           const hits = await store.searchMessages(query, { limit: 5 });

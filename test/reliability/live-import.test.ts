@@ -96,12 +96,19 @@ describe('import from a Hermes file that another process keeps writing', () => {
           expect(report.messages).toBe(base + live.length);
           for (const [n, m] of live.entries()) {
             if (m.content !== liveContent(n) || m.session_id !== liveSessionId(n)) {
-              expect({ n, session: m.session_id, length: String(m.content).length }).toEqual({ n, session: liveSessionId(n), length: liveContent(n).length });
+              expect({ n, session: m.session_id, length: String(m.content).length }).toEqual({
+                n,
+                session: liveSessionId(n),
+                length: liveContent(n).length,
+              });
             }
           }
           const rowsPerSession = new Map<string, number>();
-          for (const m of live) rowsPerSession.set(String(m.session_id), (rowsPerSession.get(String(m.session_id)) ?? 0) + 1);
-          const liveSessions = (await store.bulkRead.sessions()).filter((s) => String(s.id).startsWith(LIVE_SESSION_PREFIX));
+          for (const m of live)
+            rowsPerSession.set(String(m.session_id), (rowsPerSession.get(String(m.session_id)) ?? 0) + 1);
+          const liveSessions = (await store.bulkRead.sessions()).filter((s) =>
+            String(s.id).startsWith(LIVE_SESSION_PREFIX),
+          );
           expect(liveSessions.map((s) => [s.id, s.message_count])).toEqual([...rowsPerSession.entries()]);
         } finally {
           await store.close();

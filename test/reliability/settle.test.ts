@@ -81,79 +81,95 @@ describe('SQLite: another process holds the write lock', () => {
 const pg = await postgresHarness();
 const pgAvailable = reportAvailability(pg);
 
-describe.skipIf(!pgAvailable)(`Postgres: close while writing, order over a pool${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`, () => {
-  afterAll(() => pg.cleanup());
+describe.skipIf(!pgAvailable)(
+  `Postgres: close while writing, order over a pool${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    afterAll(() => pg.cleanup());
 
-  it('close() with calls in flight while the server terminates the connections: every call settles, none hangs', async () => {
-    const url = await pg.freshUrl();
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      for (let round = 0; round < 10; round++) {
-        const store = await openStore(url, { poolSize: 3 });
-        const s = `s${round}`;
-        await store.createSession(s, 'cli');
-        // Every pooled connection is open before the kill: one killed while it starts up trips postgres.js'
-        // unhandled rejection in fetchArrayTypes (porsager/postgres #1192), a different bug.
-        await Promise.all(Array.from({ length: 6 }, () => store.getSession(s)));
-        const appends = Array.from({ length: 30 }, (_, i) => store.appendMessage(s, 'user', `round ${round} message ${i}`));
-        const others = [
-          ...Array.from({ length: 10 }, (_, i) => store.createSession(`${s}-child-${i}`, 'cli')),
-          ...Array.from({ length: 5 }, () => store.getMessages(s)),
-          ...Array.from({ length: 5 }, () => store.sessionCount()),
-        ];
-        const outcomes = [...appends, ...others].map((p) => p.then(() => 'resolved', (e: unknown) => e));
-        const closing = store.close();
-        if (round % 2 === 1) await sleep(round); // kill at different points of the drain
-        await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    it('close() with calls in flight while the server terminates the connections: every call settles, none hangs', async () => {
+      const url = await pg.freshUrl();
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        for (let round = 0; round < 10; round++) {
+          const store = await openStore(url, { poolSize: 3 });
+          const s = `s${round}`;
+          await store.createSession(s, 'cli');
+          // Every pooled connection is open before the kill: one killed while it starts up trips postgres.js'
+          // unhandled rejection in fetchArrayTypes (porsager/postgres #1192), a different bug.
+          await Promise.all(Array.from({ length: 6 }, () => store.getSession(s)));
+          const appends = Array.from({ length: 30 }, (_, i) =>
+            store.appendMessage(s, 'user', `round ${round} message ${i}`),
+          );
+          const others = [
+            ...Array.from({ length: 10 }, (_, i) => store.createSession(`${s}-child-${i}`, 'cli')),
+            ...Array.from({ length: 5 }, () => store.getMessages(s)),
+            ...Array.from({ length: 5 }, () => store.sessionCount()),
+          ];
+          const outcomes = [...appends, ...others].map((p) =>
+            p.then(
+              () => 'resolved',
+              (e: unknown) => e,
+            ),
+          );
+          const closing = store.close();
+          if (round % 2 === 1) await sleep(round); // kill at different points of the drain
+          await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE datname = current_database() AND application_name = 'hermes-sessiondb'`;
-        const deadline = sleep(20_000).then(() => 'hung');
-        expect(await Promise.race([closing.then(() => 'closed'), deadline])).toBe('closed');
-        expect(await Promise.race([Promise.all(outcomes).then(() => 'settled'), sleep(0).then(() => 'pending')])).toBe('settled');
-        // A call fails only as a typed error: the lost connection (DatabaseError) or the closed store.
-        for (const outcome of await Promise.all(outcomes)) {
-          if (outcome !== 'resolved') expect(outcome instanceof DatabaseError || outcome instanceof StoreClosedError, String(outcome)).toBe(true);
-        }
-        await store.close();
-
-        // What resolved is there; an append that failed before COMMIT is not; counters equal rows.
-        const check = await openStore(url);
-        try {
-          const rows = await check.getMessages(s);
-          const stored = new Set(rows.map((m) => m.id));
-          const contents = new Set(rows.map((m) => m.content));
-          for (const [i, r] of (await Promise.allSettled(appends)).entries()) {
-            if (r.status === 'fulfilled') expect(stored.has(r.value)).toBe(true);
-            else if (r.reason instanceof StoreClosedError) expect(contents.has(`round ${round} message ${i}`)).toBe(false);
+          const deadline = sleep(20_000).then(() => 'hung');
+          expect(await Promise.race([closing.then(() => 'closed'), deadline])).toBe('closed');
+          expect(
+            await Promise.race([Promise.all(outcomes).then(() => 'settled'), sleep(0).then(() => 'pending')]),
+          ).toBe('settled');
+          // A call fails only as a typed error: the lost connection (DatabaseError) or the closed store.
+          for (const outcome of await Promise.all(outcomes)) {
+            if (outcome !== 'resolved')
+              expect(outcome instanceof DatabaseError || outcome instanceof StoreClosedError, String(outcome)).toBe(
+                true,
+              );
           }
-          expect((await check.getSession(s))!.messageCount).toBe(rows.length);
-        } finally {
-          await check.close();
-        }
-      }
-    } finally {
-      await admin.end();
-    }
-  });
+          await store.close();
 
-  it('16 un-awaited appends to one session keep their order over a pool of 10, with other sessions written beside them', async () => {
-    const store = await openStore(await pg.freshUrl(), { poolSize: 10 });
-    try {
-      await store.createSession('ordered', 'cli');
-      for (let w = 0; w < 8; w++) await store.createSession(`busy-${w}`, 'cli');
-      const expected: string[] = [];
-      for (let round = 0; round < 20; round++) {
-        const noise = Array.from({ length: 8 }, (_, w) => store.appendMessage(`busy-${w}`, 'user', `noise ${round}`));
-        const calls = Array.from({ length: 16 }, (_, i) => {
-          expected.push(`round ${round} message ${i}`);
-          return store.appendMessage('ordered', 'user', `round ${round} message ${i}`);
-        });
-        const ids = await Promise.all(calls);
-        await Promise.all(noise);
-        expect(ids).toEqual([...ids].sort((a, b) => a - b));
+          // What resolved is there; an append that failed before COMMIT is not; counters equal rows.
+          const check = await openStore(url);
+          try {
+            const rows = await check.getMessages(s);
+            const stored = new Set(rows.map((m) => m.id));
+            const contents = new Set(rows.map((m) => m.content));
+            for (const [i, r] of (await Promise.allSettled(appends)).entries()) {
+              if (r.status === 'fulfilled') expect(stored.has(r.value)).toBe(true);
+              else if (r.reason instanceof StoreClosedError)
+                expect(contents.has(`round ${round} message ${i}`)).toBe(false);
+            }
+            expect((await check.getSession(s))!.messageCount).toBe(rows.length);
+          } finally {
+            await check.close();
+          }
+        }
+      } finally {
+        await admin.end();
       }
-      expect((await store.getMessages('ordered')).map((m) => m.content)).toEqual(expected);
-    } finally {
-      await store.close();
-    }
-  });
-});
+    });
+
+    it('16 un-awaited appends to one session keep their order over a pool of 10, with other sessions written beside them', async () => {
+      const store = await openStore(await pg.freshUrl(), { poolSize: 10 });
+      try {
+        await store.createSession('ordered', 'cli');
+        for (let w = 0; w < 8; w++) await store.createSession(`busy-${w}`, 'cli');
+        const expected: string[] = [];
+        for (let round = 0; round < 20; round++) {
+          const noise = Array.from({ length: 8 }, (_, w) => store.appendMessage(`busy-${w}`, 'user', `noise ${round}`));
+          const calls = Array.from({ length: 16 }, (_, i) => {
+            expected.push(`round ${round} message ${i}`);
+            return store.appendMessage('ordered', 'user', `round ${round} message ${i}`);
+          });
+          const ids = await Promise.all(calls);
+          await Promise.all(noise);
+          expect(ids).toEqual([...ids].sort((a, b) => a - b));
+        }
+        expect((await store.getMessages('ordered')).map((m) => m.content)).toEqual(expected);
+      } finally {
+        await store.close();
+      }
+    });
+  },
+);

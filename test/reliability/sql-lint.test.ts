@@ -17,15 +17,30 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script)\(`[^`]*\$\{/g;
 
 const ALLOWED: Record<string, { count: number; why: string }> = {
-  'db/sqlite/dialect.ts': { count: 9, why: 'dialect slots: column names and aliases from fixed lists (bulkInsert, storedJson, messageColumns, contentHead); values are bound as parameters' },
-  'db/pg/dialect.ts': { count: 11, why: 'dialect slots: column names, casts and aliases from fixed lists (contentHead included); bulk rows travel as one JSON parameter' },
-  'db/pg/open.ts': { count: 4, why: 'runs SQL text compiled by Drizzle with its parameter array, and the fixed BEGIN/COMMIT/ROLLBACK' },
+  'db/sqlite/dialect.ts': {
+    count: 9,
+    why: 'dialect slots: column names and aliases from fixed lists (bulkInsert, storedJson, messageColumns, contentHead); values are bound as parameters',
+  },
+  'db/pg/dialect.ts': {
+    count: 11,
+    why: 'dialect slots: column names, casts and aliases from fixed lists (contentHead included); bulk rows travel as one JSON parameter',
+  },
+  'db/pg/open.ts': {
+    count: 4,
+    why: 'runs SQL text compiled by Drizzle with its parameter array, and the fixed BEGIN/COMMIT/ROLLBACK',
+  },
   'db/pg/migrate.ts': { count: 1, why: 'statements of the checked-in migration files' },
-  'db/sqlite/open.ts': { count: 2, why: 'pragmas from validated options: an integer timeout and an enum synchronous level' },
+  'db/sqlite/open.ts': {
+    count: 2,
+    why: 'pragmas from validated options: an integer timeout and an enum synchronous level',
+  },
   'repos/bulk-read.ts': { count: 1, why: 'column names from the fixed SESSION_*/MESSAGE_* lists' },
   'repos/maintenance.ts': { count: 3, why: "GROUP BY a column chosen from the literal type 'model' | 'source'" },
   'repos/messages.ts': { count: 2, why: 'the fixed insert column list, and a table alias chosen in code' },
-  'transfer/sources.ts': { count: 4, why: "a Hermes file's own table and column names (from sqlite_master, quoted with doubled quotes), read in the import's private snapshot (some through the SQLite worker thread)" },
+  'transfer/sources.ts': {
+    count: 4,
+    why: "a Hermes file's own table and column names (from sqlite_master, quoted with doubled quotes), read in the import's private snapshot (some through the SQLite worker thread)",
+  },
 };
 
 function sourceFiles(dir: string): string[] {
@@ -48,7 +63,13 @@ describe('SQL built from strings', () => {
   });
 
   it('catches the patterns it is meant to catch', () => {
-    const samples = ['sql.raw(`x`)', "client.unsafe('BEGIN')", 'db.prepare(`SELECT * FROM ${table}`)', 'db.exec(`DROP ${x}`)', 'db.pragma(`a = ${b}`)'];
+    const samples = [
+      'sql.raw(`x`)',
+      "client.unsafe('BEGIN')",
+      'db.prepare(`SELECT * FROM ${table}`)',
+      'db.exec(`DROP ${x}`)',
+      'db.pragma(`a = ${b}`)',
+    ];
     for (const s of samples) expect(s.match(PATTERN), s).not.toBeNull();
     expect('db.prepare(`SELECT 1`)'.match(PATTERN)).toBeNull();
     expect("db.prepare('SELECT * FROM t WHERE id = ?')".match(PATTERN)).toBeNull();

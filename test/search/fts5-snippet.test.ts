@@ -55,10 +55,68 @@ const TECH = (
   'message search index query token tokens snippet highlight sentence window score'
 ).split(' ');
 const WORDS = [...COMMON, ...TECH];
-const COMPOUNDS = ['chat-send', 'p2.2', 'P2.2', 'simulate.p2.test.ts', 'snake_case_thing', 'sp_new', 'x-y', 'v1.2.3', 'e-mail', 'foo_bar-baz.qux'];
-const ACCENTED = ['café', 'Café', 'CAFÉ', 'cafe', 'Übersicht', 'übersicht', 'naïve', 'résumé', 'Ärger', 'straße', 'ÉCOLE', 'São', 'Ångström', 'crème', 'Łódź', 'İstanbul', 'ΣΊΣΥΦΟΣ', 'Привет', 'ﬁle'];
-const CJK = ['记忆断裂问题', '我们的记忆', '数据库连接失败', '日本語のテキスト', '한국어 문장', '断裂', '记忆断裂', 'テスト中です', '问题记忆'];
-const OTHER = ['42', '3.14', '2024-01-02', 'x', 'I', 'ID', 'ok', 'HTTP/2', 'e.g.', 'i.e.', '#tag', '@user', '$HOME', '~/.config', "don't", 'naïveté'];
+const COMPOUNDS = [
+  'chat-send',
+  'p2.2',
+  'P2.2',
+  'simulate.p2.test.ts',
+  'snake_case_thing',
+  'sp_new',
+  'x-y',
+  'v1.2.3',
+  'e-mail',
+  'foo_bar-baz.qux',
+];
+const ACCENTED = [
+  'café',
+  'Café',
+  'CAFÉ',
+  'cafe',
+  'Übersicht',
+  'übersicht',
+  'naïve',
+  'résumé',
+  'Ärger',
+  'straße',
+  'ÉCOLE',
+  'São',
+  'Ångström',
+  'crème',
+  'Łódź',
+  'İstanbul',
+  'ΣΊΣΥΦΟΣ',
+  'Привет',
+  'ﬁle',
+];
+const CJK = [
+  '记忆断裂问题',
+  '我们的记忆',
+  '数据库连接失败',
+  '日本語のテキスト',
+  '한국어 문장',
+  '断裂',
+  '记忆断裂',
+  'テスト中です',
+  '问题记忆',
+];
+const OTHER = [
+  '42',
+  '3.14',
+  '2024-01-02',
+  'x',
+  'I',
+  'ID',
+  'ok',
+  'HTTP/2',
+  'e.g.',
+  'i.e.',
+  '#tag',
+  '@user',
+  '$HOME',
+  '~/.config',
+  "don't",
+  'naïveté',
+];
 const PUNCT_AFTER = [',', ',', ';', '!', '?', ')', '"', "'", '...', ' -', ''];
 const SENTENCE_END = ['. ', '.  ', ': ', '.\n', ':\n', '.\n\n', '.\t', '.', ':', '! ', '? ', '.\r\n'];
 
@@ -71,12 +129,17 @@ function makeDoc(r: ReturnType<typeof rng>): string {
   for (let i = 0; i < nTokens; i++) {
     const x = r.next();
     let w =
-      hot && x < 0.15 ? hot
-      : x < 0.72 ? r.pick(WORDS)
-      : x < 0.8 ? r.pick(COMPOUNDS)
-      : x < 0.88 ? r.pick(ACCENTED)
-      : x < 0.94 ? r.pick(CJK)
-      : r.pick(OTHER);
+      hot && x < 0.15
+        ? hot
+        : x < 0.72
+          ? r.pick(WORDS)
+          : x < 0.8
+            ? r.pick(COMPOUNDS)
+            : x < 0.88
+              ? r.pick(ACCENTED)
+              : x < 0.94
+                ? r.pick(CJK)
+                : r.pick(OTHER);
     if (sentence === 0 && r.next() < 0.6) w = w.charAt(0).toUpperCase() + w.slice(1);
     else if (r.next() < 0.05) w = w.toUpperCase();
     out += w;
@@ -93,7 +156,8 @@ function makeDoc(r: ReturnType<typeof rng>): string {
   const z = r.next();
   if (z < 0.2) out += r.pick(SENTENCE_END).trimEnd();
   // Hermes indexes content || ' ' || tool_name || ' ' || tool_calls.
-  if (r.next() < 0.3) out += ` ${r.next() < 0.5 ? r.pick(['terminal', 'web_search', 'read_file']) : ''} ${r.next() < 0.5 ? '[{"name": "terminal", "args": {"cmd": "docker ps"}}]' : ''}`;
+  if (r.next() < 0.3)
+    out += ` ${r.next() < 0.5 ? r.pick(['terminal', 'web_search', 'read_file']) : ''} ${r.next() < 0.5 ? '[{"name": "terminal", "args": {"cmd": "docker ps"}}]' : ''}`;
   return out;
 }
 
@@ -117,15 +181,25 @@ NAMED.forEach((d) => DOCS.push(d));
 type Row = { content: string; snippet: string };
 const rowsFor = (table: 't' | 'tg', root: QueryNode): Row[] =>
   db
-    .prepare(`SELECT content, snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`)
+    .prepare(
+      `SELECT content, snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`,
+    )
     .all(fts5Match(root)) as Row[];
 
-function compare(table: 't' | 'tg', mode: QueryMode, root: QueryNode, query: string, stats: { comparisons: number; mismatches: string[] }) {
+function compare(
+  table: 't' | 'tg',
+  mode: QueryMode,
+  root: QueryNode,
+  query: string,
+  stats: { comparisons: number; mismatches: string[] },
+) {
   for (const row of rowsFor(table, root)) {
     stats.comparisons++;
     const ours = fts5Snippet(row.content, root, { mode });
     if (ours !== row.snippet && stats.mismatches.length < 10) {
-      stats.mismatches.push(`${query}\n  text:   ${JSON.stringify(row.content.slice(0, 300))}\n  fts5:   ${JSON.stringify(row.snippet)}\n  ours:   ${JSON.stringify(ours)}`);
+      stats.mismatches.push(
+        `${query}\n  text:   ${JSON.stringify(row.content.slice(0, 300))}\n  fts5:   ${JSON.stringify(row.snippet)}\n  ours:   ${JSON.stringify(ours)}`,
+      );
     } else if (ours !== row.snippet) stats.mismatches.push('');
   }
 }
@@ -199,13 +273,17 @@ describe('fts5Snippet equals FTS5 snippet()', () => {
       queries++;
       compare('t', 'words', parsed.root, query, stats);
     }
-    console.log(`unicode61: ${queries} queries, ${stats.comparisons} comparisons, ${stats.mismatches.length} mismatches`);
+    console.log(
+      `unicode61: ${queries} queries, ${stats.comparisons} comparisons, ${stats.mismatches.length} mismatches`,
+    );
     expect(stats.comparisons).toBeGreaterThan(50_000);
     expect(stats.mismatches.filter(Boolean).join('\n\n')).toBe('');
     expect(stats.mismatches.length).toBe(0);
   });
 
-  it('on the trigram table (messages_fts_trigram), with queries routed as planSearch does', { timeout: 300_000 }, () => {
+  it('on the trigram table (messages_fts_trigram), with queries routed as planSearch does', {
+    timeout: 300_000,
+  }, () => {
     const stats = { comparisons: 0, mismatches: [] as string[] };
     const q = rng(11);
     let queries = 0;
@@ -241,7 +319,9 @@ describe('fts5Snippet equals FTS5 snippet()', () => {
     // result must be FTS5's, whether the matches are at the start or in the middle of the row.
     const q = rng(99);
     const local = new Database(':memory:');
-    local.exec("CREATE VIRTUAL TABLE t USING fts5(content); CREATE VIRTUAL TABLE tg USING fts5(content, tokenize='trigram')");
+    local.exec(
+      "CREATE VIRTUAL TABLE t USING fts5(content); CREATE VIRTUAL TABLE tg USING fts5(content, tokenize='trigram')",
+    );
     const plain = COMMON;
     const filler = (n: number) => {
       let s = '';
@@ -252,29 +332,44 @@ describe('fts5Snippet equals FTS5 snippet()', () => {
     for (let i = 0; i < 40; i++) {
       const hot = ['needle', 'zebra', 'quokka', '记忆断裂', 'Übersicht'];
       let middle = '';
-      for (let k = 0; k < 200; k++) middle += `${q.next() < 0.1 ? q.pick(hot) : q.pick(plain)}${q.next() < 0.1 ? '. ' : ' '}`;
+      for (let k = 0; k < 200; k++)
+        middle += `${q.next() < 0.1 ? q.pick(hot) : q.pick(plain)}${q.next() < 0.1 ? '. ' : ' '}`;
       const before = i % 3 === 0 ? '' : filler(q.int(60_000));
       // Sometimes a word far past the first match (beyond the presence scan's budget).
       // (No sentence start within 40 tokens before it: its window scores 1000 and the earlier ones win ties.)
       const run = Array.from({ length: 50 }, () => q.pick(plain)).join(' ');
-      const far = i % 2 === 0 ? `${filler(SNIPPET_SCAN_CHARS + q.int(20_000))} ${run} farword${q.pick(['', ' ', '.'])}` : '';
+      const far =
+        i % 2 === 0 ? `${filler(SNIPPET_SCAN_CHARS + q.int(20_000))} ${run} farword${q.pick(['', ' ', '.'])}` : '';
       const text = `${before}${middle}${filler(SNIPPET_FULL_CHARS + q.int(40_000))}${far}`;
       local.prepare('DELETE FROM t').run();
       local.prepare('DELETE FROM tg').run();
       local.prepare('INSERT INTO t(rowid, content) VALUES (1, ?)').run(text);
       local.prepare('INSERT INTO tg(rowid, content) VALUES (1, ?)').run(text);
       const cases: Array<[string, QueryMode]> = [
-        ...['needle', 'needle OR zebra', 'zebra quokka', 'quo*', 'needle NOT nonexistent', 'nonexistent OR zebra', 'ubersicht',
-          'needle farword', 'farword OR needle', 'zebra NOT farword', 'needle AND farword OR quokka'].map((x): [string, QueryMode] => [x, 'words']),
-        ...['"记忆断裂"', '"忆断裂"', '"needle" OR "übersicht"', '"ÜBER"', '"记忆断裂" NOT "zzz"'].map((x): [string, QueryMode] => [x, 'substrings']),
+        ...[
+          'needle',
+          'needle OR zebra',
+          'zebra quokka',
+          'quo*',
+          'needle NOT nonexistent',
+          'nonexistent OR zebra',
+          'ubersicht',
+          'needle farword',
+          'farword OR needle',
+          'zebra NOT farword',
+          'needle AND farword OR quokka',
+        ].map((x): [string, QueryMode] => [x, 'words']),
+        ...['"记忆断裂"', '"忆断裂"', '"needle" OR "übersicht"', '"ÜBER"', '"记忆断裂" NOT "zzz"'].map(
+          (x): [string, QueryMode] => [x, 'substrings'],
+        ),
       ];
       for (const [query, mode] of cases) {
         const parsed = parseQuery(query, mode);
         if (!parsed.ok) throw new Error(query);
         const table = mode === 'words' ? 't' : 'tg';
-        const row = local.prepare(`SELECT snippet(${table}, 0, '>>>', '<<<', '...', 40) AS s FROM ${table} WHERE ${table} MATCH ?`).get(fts5Match(parsed.root)) as
-          | { s: string }
-          | undefined;
+        const row = local
+          .prepare(`SELECT snippet(${table}, 0, '>>>', '<<<', '...', 40) AS s FROM ${table} WHERE ${table} MATCH ?`)
+          .get(fts5Match(parsed.root)) as { s: string } | undefined;
         if (!row) continue;
         comparisons++;
         expect(fts5Snippet(text, parsed.root, { mode }), query).toBe(row.s);
@@ -293,19 +388,22 @@ describe('named cases', () => {
     if (!parsed.ok) throw new Error(query);
     return parsed.root;
   };
-  const fts5 = (query: string, text: string) =>
-    rowsFor('t', words(query)).find((row) => row.content === text)?.snippet;
+  const fts5 = (query: string, text: string) => rowsFor('t', words(query)).find((row) => row.content === text)?.snippet;
 
   it('a quoted phrase is one span', () => {
     const text = NAMED[1]!;
-    expect(fts5Snippet(text, words('"needle match"'))).toBe('Please find the >>>needle match<<< here; a needle and a match apart.');
+    expect(fts5Snippet(text, words('"needle match"'))).toBe(
+      'Please find the >>>needle match<<< here; a needle and a match apart.',
+    );
     expect(fts5('"needle match"', text)).toBe(fts5Snippet(text, words('"needle match"')));
   });
 
   it('a compound is one phrase of two tokens, one span', () => {
     const text = NAMED[2]!;
     // "chat send" is the same two-token phrase.
-    expect(fts5Snippet(text, words('chat-send'))).toBe('We should >>>chat-send<<< it. >>>chat send<<< is two words: >>>chat-send<<<');
+    expect(fts5Snippet(text, words('chat-send'))).toBe(
+      'We should >>>chat-send<<< it. >>>chat send<<< is two words: >>>chat-send<<<',
+    );
     expect(fts5('chat-send', text)).toBe(fts5Snippet(text, words('chat-send')));
   });
 
@@ -329,7 +427,10 @@ describe('named cases', () => {
 
   it('matchingInstances follows FTS5: NOT right sides and non-matching OR branches do not count', () => {
     const tokens = unicode61Tokens('alpha beta gamma alpha delta');
-    const inst = (q: string) => matchingInstances(words(q), tokens).instances.map((i) => `${i.phrase}@${i.pos}`).join(' ');
+    const inst = (q: string) =>
+      matchingInstances(words(q), tokens)
+        .instances.map((i) => `${i.phrase}@${i.pos}`)
+        .join(' ');
     expect(inst('alpha OR zeta')).toBe('0@0 0@3');
     expect(inst('alpha NOT zeta')).toBe('0@0 0@3');
     expect(inst('alpha NOT beta')).toBe('');
@@ -402,7 +503,8 @@ describe('tokenizers against SQLite', () => {
   const sample: number[] = [];
   for (let cp = 1; cp < 0x10000; cp += 7) if (cp < 0xd800 || cp > 0xdfff) sample.push(cp);
   for (let cp = 0x10000; cp < 0x30000; cp += 97) sample.push(cp);
-  for (const cp of [0xe0001, 0xe0100, 0xf0000, 0x10fffd, 0x1d400, 0x1f600, 0x10400, 0x10428, 0x1e900, 0x1e922]) sample.push(cp);
+  for (const cp of [0xe0001, 0xe0100, 0xf0000, 0x10fffd, 0x1d400, 0x1f600, 0x10400, 0x10428, 0x1e900, 0x1e922])
+    sample.push(cp);
   // Diacritics, letters with them, and the ones unicode61 folds specially.
   for (let cp = 0x300; cp < 0x370; cp++) sample.push(cp);
   for (let cp = 0xc0; cp < 0x250; cp++) sample.push(cp);
@@ -415,7 +517,14 @@ describe('tokenizers against SQLite', () => {
       const n = 1 + q.int(30);
       for (let k = 0; k < n; k++) {
         const x = q.next();
-        s += x < 0.6 ? String.fromCodePoint(q.pick(sample)) : x < 0.75 ? ' ' : x < 0.9 ? q.pick(['a', 'Q', 'é', 'ß', '1']) : '\u0301';
+        s +=
+          x < 0.6
+            ? String.fromCodePoint(q.pick(sample))
+            : x < 0.75
+              ? ' '
+              : x < 0.9
+                ? q.pick(['a', 'Q', 'é', 'ß', '1'])
+                : '\u0301';
       }
       docs.push(s);
     }
@@ -433,10 +542,18 @@ describe('tokenizers against SQLite', () => {
       ['gv', trigramTokens],
     ] as const) {
       const byDoc = new Map<number, string[]>();
-      for (const row of local.prepare(`SELECT term, doc FROM ${vocab} ORDER BY doc, offset`).all() as Array<{ term: string; doc: number }>) {
+      for (const row of local.prepare(`SELECT term, doc FROM ${vocab} ORDER BY doc, offset`).all() as Array<{
+        term: string;
+        doc: number;
+      }>) {
         byDoc.set(row.doc, [...(byDoc.get(row.doc) ?? []), row.term]);
       }
-      docs.forEach((d, i) => expect(tokenize(d).map((t) => t.text), `${vocab} ${JSON.stringify(d)}`).toEqual(byDoc.get(i + 1) ?? []));
+      docs.forEach((d, i) =>
+        expect(
+          tokenize(d).map((t) => t.text),
+          `${vocab} ${JSON.stringify(d)}`,
+        ).toEqual(byDoc.get(i + 1) ?? []),
+      );
     }
     local.close();
     console.log(`tokenizers: ${docs.length} documents of ${sample.length} sampled code points`);

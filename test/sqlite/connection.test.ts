@@ -25,7 +25,11 @@ describe('SQLite connection', () => {
   });
 
   it('takes synchronous=NORMAL, a DELETE journal and a busy timeout when asked', async () => {
-    const store = await openStore(file('options.db'), { synchronous: 'NORMAL', journalMode: 'DELETE', busyTimeoutMs: 250 });
+    const store = await openStore(file('options.db'), {
+      synchronous: 'NORMAL',
+      journalMode: 'DELETE',
+      busyTimeoutMs: 250,
+    });
     try {
       const { client, journalMode } = store.backend as SqliteBackend;
       expect(journalMode).toBe('delete');

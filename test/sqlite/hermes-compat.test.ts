@@ -52,7 +52,9 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
         expect(client.prepare('SELECT version FROM schema_version').pluck().all()).toEqual([11]);
         const schema = await store.introspect();
         expect(schema.virtualTables.map((v) => v.name).sort()).toEqual([...HERMES_FTS_TABLES].sort());
-        expect(schema.virtualTables.find((v) => v.name === 'messages_fts_trigram')?.using).toMatch(/tokenize='trigram'/);
+        expect(schema.virtualTables.find((v) => v.name === 'messages_fts_trigram')?.using).toMatch(
+          /tokenize='trigram'/,
+        );
         expect(schema.triggers.map((t) => t.name).sort()).toEqual([...HERMES_FTS_TRIGGERS].sort());
       } finally {
         await store.close();
@@ -86,7 +88,8 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
             "INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) VALUES ('s1', 'assistant', 'deploy with docker', 'web_search', '[{\"function\": {\"name\": \"UNIQUEFUNC\"}}]', 2)",
           )
           .run().lastInsertRowid;
-        const word = (q: string) => client.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck().all(q);
+        const word = (q: string) =>
+          client.prepare('SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?').pluck().all(q);
         const tri = (q: string) =>
           client.prepare('SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ?').pluck().all(q);
         expect(word('docker')).toEqual([id]);
@@ -102,7 +105,9 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
         client.prepare('DELETE FROM messages WHERE id = ?').run(id);
         expect(word('kubernetes')).toEqual([]);
         expect(tri('"ubernet"')).toEqual([]);
-        expect(client.prepare("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')").run().changes).toBeGreaterThanOrEqual(0);
+        expect(
+          client.prepare("INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')").run().changes,
+        ).toBeGreaterThanOrEqual(0);
       } finally {
         await store.close();
       }
@@ -143,7 +148,10 @@ describe('opening a Hermes state.db written by the Python reference', () => {
           }
         })();
         for (const [table, columns] of Object.entries(ours.tables)) {
-          expect(theirs.tables[table]?.map((c) => c.name), table).toEqual(columns.map((c) => c.name));
+          expect(
+            theirs.tables[table]?.map((c) => c.name),
+            table,
+          ).toEqual(columns.map((c) => c.name));
         }
         const { client } = sqliteBackend(store.backend);
         expect(client.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(60);
@@ -182,7 +190,8 @@ describe('opening a Hermes state.db written by the Python reference', () => {
       expect(sha256(copy)).toBe(digest);
       const raw = new Database(copy, { readonly: true });
       try {
-        const histories = "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('__hermes_sessiondb_migrations', '__drizzle_migrations')";
+        const histories =
+          "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('__hermes_sessiondb_migrations', '__drizzle_migrations')";
         expect(raw.prepare(histories).pluck().get()).toBe(0);
       } finally {
         raw.close();

@@ -29,8 +29,10 @@ function expectedMessage(row: Raw) {
   const out: Raw = {};
   for (const [k, v] of Object.entries(row)) out[camel(k)] = v;
   const content = row.content;
-  out.content = typeof content === 'string' && content.startsWith('\u0000json:') ? JSON.parse(content.slice(6)) : content;
-  for (const k of ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']) out[camel(k)] = parse(row[k]);
+  out.content =
+    typeof content === 'string' && content.startsWith('\u0000json:') ? JSON.parse(content.slice(6)) : content;
+  for (const k of ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'])
+    out[camel(k)] = parse(row[k]);
   return out;
 }
 
@@ -98,7 +100,9 @@ describe.skipIf(skip !== undefined)(`the Python reference's state.db through the
     expect((await store.listPendingHandoffs()).map((s) => s.id)).toContain(manifest.sessions.handoff_pending);
     const topic = manifest.telegram_topic;
     for (const [thread, sessionId] of Object.entries(topic.bindings)) {
-      expect(await store.getTelegramTopicBinding({ chatId: topic.chat_id, threadId: thread })).toMatchObject({ sessionId });
+      expect(await store.getTelegramTopicBinding({ chatId: topic.chat_id, threadId: thread })).toMatchObject({
+        sessionId,
+      });
     }
     expect(await store.isTelegramTopicModeEnabled({ chatId: topic.chat_id, userId: topic.user_id })).toBe(true);
     expect(await store.getMeta('telegram_dm_topic_schema_version')).toBe('2');

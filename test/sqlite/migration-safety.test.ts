@@ -45,7 +45,9 @@ describe('SQLite migration safety', () => {
       'PRAGMA foreign_keys=ON;',
     ].join('\n--> statement-breakpoint\n');
     const store = await openStore(url, {
-      migrationsFolder: folderWith('sqlite', [{ tag: '9000_rebuild_sessions', when: latestWhen('sqlite') + 1, sql: rebuild }]),
+      migrationsFolder: folderWith('sqlite', [
+        { tag: '9000_rebuild_sessions', when: latestWhen('sqlite') + 1, sql: rebuild },
+      ]),
     });
     try {
       const { client } = store.backend as SqliteBackend;

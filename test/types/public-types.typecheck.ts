@@ -74,7 +74,14 @@ export async function literals(store: SessionStore): Promise<void> {
   await store.appendMessage('s', role, 'hi');
   await store.appendMessage('s', custom, 'hi');
   const mode: TelegramManagedMode = 'restored';
-  await store.bindTelegramTopic({ chatId: 1, threadId: 2, userId: 3, sessionKey: 'k', sessionId: 's', managedMode: mode });
+  await store.bindTelegramTopic({
+    chatId: 1,
+    threadId: 2,
+    userId: 3,
+    sessionKey: 'k',
+    sessionId: 's',
+    managedMode: mode,
+  });
   const binding = await store.getTelegramTopicBinding({ chatId: 1, threadId: 2 });
   const managed: string | undefined = binding?.managedMode;
   void managed;
@@ -91,7 +98,10 @@ export async function repositories(store: SessionStore): Promise<void> {
   await store.sessions.create('s', 'cli', { bogus: 1 });
 }
 
-export function decoders(sqliteRow: typeof sqliteSchema.messages.$inferSelect, pgRow: typeof pgSchema.messages.$inferSelect): MessageRow[] {
+export function decoders(
+  sqliteRow: typeof sqliteSchema.messages.$inferSelect,
+  pgRow: typeof pgSchema.messages.$inferSelect,
+): MessageRow[] {
   // @ts-expect-error a Postgres row is not a SQLite row (content_json vs the marker)
   decodeSqliteMessageRow(pgRow);
   return [decodeSqliteMessageRow(sqliteRow), decodePgMessageRow(pgRow)];

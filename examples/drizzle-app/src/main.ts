@@ -33,7 +33,9 @@ try {
       .orderBy(asc(hermes.messages.id));
 
     const hits = await store.searchMessages('healthcheck', { limit: 5 });
-    console.log(JSON.stringify({ sessionId, joined, searchHits: hits.map((h) => ({ sessionId: h.sessionId, role: h.role })) }));
+    console.log(
+      JSON.stringify({ sessionId, joined, searchHits: hits.map((h) => ({ sessionId: h.sessionId, role: h.role })) }),
+    );
   } finally {
     await store.close(); // leaves the app's client open: the app opened it
   }

@@ -74,7 +74,9 @@ export class PgBackend implements Backend {
    */
   async checkLocale(): Promise<void> {
     const [row] = rowsOf<{ ctype: string; letters: boolean }>(
-      await this.db.execute(sql`SELECT (SELECT datctype FROM pg_database WHERE datname = current_database()) AS ctype, ('é' ~ '^[[:alnum:]]$' AND 'Я' ~ '^[[:alnum:]]$') AS letters`),
+      await this.db.execute(
+        sql`SELECT (SELECT datctype FROM pg_database WHERE datname = current_database()) AS ctype, ('é' ~ '^[[:alnum:]]$' AND 'Я' ~ '^[[:alnum:]]$') AS letters`,
+      ),
     );
     if (row && !row.letters) {
       const message =
@@ -105,7 +107,9 @@ export class PgBackend implements Backend {
     );
     if (!ext) return undefined;
     const showTrgm = qualifiedName(ext.schema, 'show_trgm');
-    const [row] = rowsOf<{ n: number | null }>(await this.db.execute(sql`SELECT cardinality(${showTrgm}('记忆断裂')) AS n`));
+    const [row] = rowsOf<{ n: number | null }>(
+      await this.db.execute(sql`SELECT cardinality(${showTrgm}('记忆断裂')) AS n`),
+    );
     return (row?.n ?? 0) > 0;
   }
 

@@ -54,10 +54,17 @@ export const pgValueDecoders: ValueDecoders = {
         : (decodePgJson(row.content_json as JsonValue) as ReturnType<ValueDecoders['content']>),
 };
 
-
 /** Rows per bulk statement: they travel as one JSON parameter, so only its size bounds them. */
 const BULK_ROWS = 5000;
-const BULK_CAST: Record<BulkType, string> = { text: '', free: '', int: '::int8', real: '::float8', time: '::timestamptz', json: '::jsonb', bool: '::boolean' };
+const BULK_CAST: Record<BulkType, string> = {
+  text: '',
+  free: '',
+  int: '::int8',
+  real: '::float8',
+  time: '::timestamptz',
+  json: '::jsonb',
+  bool: '::boolean',
+};
 
 /** JSON text as jsonb takes it: text that is not JSON is kept as a JSON string (JSON text read from a Hermes file may be damaged). */
 function asJsonText(text: string): string {
@@ -88,7 +95,9 @@ export class PgDialect implements Dialect {
     this.search = pgSearch(t);
     this.advanceMessageIds = function* (): Op<void> {
       // The sequence is found through the qualified table name (a text argument, bound as a parameter).
-      yield* exec(sql`SELECT setval(pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${t.messages}`);
+      yield* exec(
+        sql`SELECT setval(pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${t.messages}`,
+      );
     };
   }
 
@@ -102,11 +111,23 @@ export class PgDialect implements Dialect {
   json = (v: unknown) => sql`${v === null || v === undefined ? null : encodePgJsonText(JSON.stringify(v))}::jsonb`;
   // Rows travel as one JSON array of arrays (one parameter, far from the 65,535 limit, one round trip) and
   // are unpacked by json_array_elements; times go as exact timestamptz text, JSON as its text.
-  bulkInsert = (table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> =>
-    this.bulkInsertInto(this.t, table, columns, rows, onConflict);
-  private *bulkInsertInto(t: PgNames, table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+  bulkInsert = (
+    table: string,
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void> => this.bulkInsertInto(this.t, table, columns, rows, onConflict);
+  private *bulkInsertInto(
+    t: PgNames,
+    table: string,
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void> {
     const select = columns.map((c, i) => `(r->>${i})${BULK_CAST[c.type]}`).join(', ');
-    const head = sql.raw(`INSERT INTO ${t.qualifiedText(table)} (${columns.map((c) => `"${c.name}"`).join(', ')}) SELECT ${select} FROM json_array_elements(`);
+    const head = sql.raw(
+      `INSERT INTO ${t.qualifiedText(table)} (${columns.map((c) => `"${c.name}"`).join(', ')}) SELECT ${select} FROM json_array_elements(`,
+    );
     const tail = sql.raw(`::json) AS r ${onConflict}`);
     for (let i = 0; i < rows.length; i += BULK_ROWS) {
       const payload = rows.slice(i, i + BULK_ROWS).map((row) =>
@@ -123,7 +144,10 @@ export class PgDialect implements Dialect {
     }
   }
   readonly bulkContent = {
-    columns: [{ name: 'content', type: 'free' }, { name: 'content_json', type: 'json' }] as const,
+    columns: [
+      { name: 'content', type: 'free' },
+      { name: 'content_json', type: 'json' },
+    ] as const,
     values: (stored: string | null): unknown[] => {
       // Plain text, marker-looking text that is not JSON, and a marker with a JSON string all go to `content`.
       const decoded = decodeSqliteContent(stored);
@@ -144,9 +168,24 @@ export class PgDialect implements Dialect {
 
   messageColumns = (a: string) =>
     sql.raw(
-      ['id', 'session_id', 'role', 'content', 'content_json', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp',
-        'token_count', 'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items',
-        'codex_message_items']
+      [
+        'id',
+        'session_id',
+        'role',
+        'content',
+        'content_json',
+        'tool_call_id',
+        'tool_calls',
+        'tool_name',
+        'timestamp',
+        'token_count',
+        'finish_reason',
+        'reasoning',
+        'reasoning_content',
+        'reasoning_details',
+        'codex_reasoning_items',
+        'codex_message_items',
+      ]
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
@@ -165,7 +204,8 @@ export class PgDialect implements Dialect {
   };
   hasContent = (a: string) => sql.raw(`(${a}.content IS NOT NULL OR ${a}.content_json IS NOT NULL)`);
   // Twice the characters: escaped NULs take two each (codecs/pg-text.ts), and the caller cuts after decoding.
-  contentHead = (a: string, chars: number) => sql`left(${sql.raw(a)}.content, ${chars * 2}::int) AS content, ${sql.raw(a)}.content_json`;
+  contentHead = (a: string, chars: number) =>
+    sql`left(${sql.raw(a)}.content, ${chars * 2}::int) AS content, ${sql.raw(a)}.content_json`;
   contentLength = (a: string) =>
     sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
 
@@ -175,7 +215,8 @@ export class PgDialect implements Dialect {
       let result: unknown;
       try {
         const query = step.value;
-        if (query.mode === 'text') throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
+        if (query.mode === 'text')
+          throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
         if (query.mode === 'all') {
           // Outside a transaction each statement takes its own pooled connection, so they run at once.
           result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
@@ -202,7 +243,8 @@ export class PgDialect implements Dialect {
    */
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     return this.gate.admit(() => {
-      const run = () => this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
+      const run = () =>
+        this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
       const lane = options?.lane;
       if (lane === undefined) return run();
       const previous = this.lanes.get(lane);

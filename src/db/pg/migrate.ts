@@ -20,7 +20,13 @@ import {
   statementFailed,
 } from '../migrations.js';
 import { DatabaseError } from '../../errors.js';
-import { type PgHistoryLocation, displayName, pgHistoryLocation, pgLegacyHistoryLocation, qualifiedName } from './history.js';
+import {
+  type PgHistoryLocation,
+  displayName,
+  pgHistoryLocation,
+  pgLegacyHistoryLocation,
+  qualifiedName,
+} from './history.js';
 import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
 import { DEFAULT_PG_SCHEMA, quoteIdent, quotedSchema } from '../../sql/tables.js';
 
@@ -73,9 +79,9 @@ async function tableExists(db: PgExecutor, schema: string, table: string): Promi
 /** Hashes in our history, in the order they were recorded. */
 async function recordedHashes(db: PgExecutor, history: PgHistoryLocation): Promise<string[]> {
   if (!(await tableExists(db, history.schema, history.table))) return [];
-  return rowsOf<{ hash: string }>(await db.execute(sql`SELECT "hash" FROM ${qualifiedName(history)} ORDER BY "id"`)).map(
-    (r) => r.hash,
-  );
+  return rowsOf<{ hash: string }>(
+    await db.execute(sql`SELECT "hash" FROM ${qualifiedName(history)} ORDER BY "id"`),
+  ).map((r) => r.hash);
 }
 
 /** Drizzle's own DDL for the history table, so `drizzle-kit migrate` pointed at it writes compatible rows. */
@@ -90,7 +96,9 @@ async function createHistory(tx: PgExecutor, history: PgHistoryLocation): Promis
 async function legacyRows(db: PgExecutor, legacy: PgHistoryLocation): Promise<LegacyRow[]> {
   if (!(await tableExists(db, legacy.schema, legacy.table))) return [];
   return rowsOf<{ id: number; hash: string; created_at: string | null }>(
-    await db.execute(sql`SELECT "id", "hash", "created_at"::text AS "created_at" FROM ${qualifiedName(legacy)} ORDER BY "id"`),
+    await db.execute(
+      sql`SELECT "id", "hash", "created_at"::text AS "created_at" FROM ${qualifiedName(legacy)} ORDER BY "id"`,
+    ),
   ).map((r) => ({ key: r.id, hash: r.hash, createdAt: r.created_at }));
 }
 
@@ -131,14 +139,20 @@ async function moveLegacyHistory(
   if (left?.objects === false) await tx.execute(sql`DROP SCHEMA ${sql.identifier(legacy.schema)}`);
 }
 
-export async function migratePg(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
+export async function migratePg(
+  conn: Pick<OpenedPg, 'db' | 'transaction'>,
+  options: PgMigrateOptions,
+): Promise<MigrationReport> {
   // A lost connection or a failed lock is a DatabaseError; a failed migration statement a MigrationError.
   return runMigrations(conn, options).catch((error: unknown) => {
     throw DatabaseError.from(error);
   });
 }
 
-async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options: PgMigrateOptions): Promise<MigrationReport> {
+async function runMigrations(
+  conn: Pick<OpenedPg, 'db' | 'transaction'>,
+  options: PgMigrateOptions,
+): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
   const schema = options.schema ?? DEFAULT_PG_SCHEMA;
   const history = pgHistoryLocation(schema);
@@ -156,7 +170,8 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
     await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${migrationLockKey(schema)}))`);
     await moveLegacyHistory(tx, local, history, legacy);
     const recorded = await recordedHashes(tx, history);
-    if (recorded.length === 0 && (await tableExists(tx, schema, 'sessions'))) throw foreignDatabaseError(options.where, 'pg');
+    if (recorded.length === 0 && (await tableExists(tx, schema, 'sessions')))
+      throw foreignDatabaseError(options.where, 'pg');
     const plan = planMigrations(local, recorded);
     assertNoUnknownMigrations(plan, options.where, displayName(history));
     await enterStoreSchema(tx, schema);
@@ -180,11 +195,16 @@ async function runMigrations(conn: Pick<OpenedPg, 'db' | 'transaction'>, options
  * What is applied. Read-only: a database whose history still sits in the legacy table (not yet opened with
  * migrations on) reports the migrations recorded there as applied; other apps' rows there are not ours to report.
  */
-export async function pgMigrationStatus(db: PgExecutor, migrationsFolder: string, schema: string = DEFAULT_PG_SCHEMA): Promise<MigrationStatus> {
+export async function pgMigrationStatus(
+  db: PgExecutor,
+  migrationsFolder: string,
+  schema: string = DEFAULT_PG_SCHEMA,
+): Promise<MigrationStatus> {
   const local = readMigrations(migrationsFolder);
   let recorded = await recordedHashes(db, pgHistoryLocation(schema));
   const legacy = pgLegacyHistoryLocation(schema);
-  if (recorded.length === 0 && legacy !== undefined) recorded = legacyRowsToMove(local, await legacyRows(db, legacy)).map((r) => r.currentHash);
+  if (recorded.length === 0 && legacy !== undefined)
+    recorded = legacyRowsToMove(local, await legacyRows(db, legacy)).map((r) => r.currentHash);
   const plan = planMigrations(local, recorded);
   return {
     applied: plan.applied.map((m) => m.tag),

@@ -31,8 +31,17 @@ export interface OpenedPg {
 }
 
 /** Errors after which the connection is gone: nothing more may be written on it. */
-const CONNECTION_LOST = new Set(['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P02', '57P03',
-  'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+const CONNECTION_LOST = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01',
+  '57P02',
+  '57P03',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
 /** Whether `error`, or an error it wraps (a MigrationError around the driver's), says the connection is gone. */
 function connectionLost(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
@@ -74,10 +83,22 @@ export const SESSION_SETTINGS = postgresSessionSettings;
  * not matter here (the codecs read any offset; no interval or bytea is read), and the isolation level is set
  * by each of our BEGINs.
  */
-const REQUIRED_SETTINGS: ReadonlyArray<{ name: keyof typeof postgresSessionSettings; ok: (value: string) => boolean; want: string }> = [
+const REQUIRED_SETTINGS: ReadonlyArray<{
+  name: keyof typeof postgresSessionSettings;
+  ok: (value: string) => boolean;
+  want: string;
+}> = [
   { name: 'DateStyle', ok: (v) => /^ISO\b/i.test(v), want: "'ISO, MDY' (timestamptz text is read in ISO form)" },
-  { name: 'extra_float_digits', ok: (v) => Number(v) >= 1, want: "'3' (any value of 1 or more prints float8 exactly: costs)" },
-  { name: 'standard_conforming_strings', ok: (v) => v === 'on', want: "'on' (LIKE … ESCAPE '\\' and the search regexes)" },
+  {
+    name: 'extra_float_digits',
+    ok: (v) => Number(v) >= 1,
+    want: "'3' (any value of 1 or more prints float8 exactly: costs)",
+  },
+  {
+    name: 'standard_conforming_strings',
+    ok: (v) => v === 'on',
+    want: "'on' (LIKE … ESCAPE '\\' and the search regexes)",
+  },
   { name: 'client_encoding', ok: (v) => /^utf-?8$/i.test(v), want: "'UTF8'" },
   { name: 'gin_fuzzy_search_limit', ok: (v) => v === '0', want: "'0' (a limit makes search return a random subset)" },
 ];
@@ -120,7 +141,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
   try {
     // postgres.js 3.4.9 retries forever when every host of a multi-host URL refuses (porsager/postgres#1174):
     // give up after each host had its connect_timeout, and a second more.
-    const hosts = Math.max(1, (/^[^/]*\/\/[^/?#]*/.exec(url)?.[0].replace(/^.*@/, '').split(',').length ?? 1));
+    const hosts = Math.max(1, /^[^/]*\/\/[^/?#]*/.exec(url)?.[0].replace(/^.*@/, '').split(',').length ?? 1);
     const deadlineMs = (options.connectTimeoutSeconds * hosts + 1) * 1000;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -144,7 +165,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
  * the client is never ended: close() only stops our own use of it.
  */
 export async function adoptPostgres(client: postgres.Sql, where: string, schema?: string): Promise<OpenedPg> {
-  const transform = ((client.options as unknown as { transform?: Record<string, unknown> }).transform ?? {});
+  const transform = (client.options as unknown as { transform?: Record<string, unknown> }).transform ?? {};
   const transformed = ['column', 'value', 'row'].filter((key) => {
     const part = transform[key] as { from?: unknown; to?: unknown } | undefined;
     return typeof part?.from === 'function' || typeof part?.to === 'function';
@@ -174,7 +195,7 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
       `this client's session settings differ from what the store reads and writes: ` +
         wrong.map((s) => `${s.name} is '${current[s.name]}', must be ${s.want}`).join('; ') +
         ". Create the client with the store's settings in its startup parameters: " +
-        "postgres(url, { connection: postgresSessionSettings }) (exported by hermes-sessiondb), " +
+        'postgres(url, { connection: postgresSessionSettings }) (exported by hermes-sessiondb), ' +
         'or set them on the database or role (ALTER DATABASE … SET …).',
     );
   }
@@ -187,7 +208,11 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
  * is simply never used again (postgres.js takes a closed connection back into its pool by itself) and the
  * client is never ended.
  */
-function poolSession(initial: postgres.Sql, recreate: (() => postgres.Sql) | undefined, schema: string | undefined): OpenedPg {
+function poolSession(
+  initial: postgres.Sql,
+  recreate: (() => postgres.Sql) | undefined,
+  schema: string | undefined,
+): OpenedPg {
   let client = initial;
   let db = drizzlePostgres(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
   const retired: Array<Promise<void>> = [];
@@ -264,7 +289,9 @@ function poolSession(initial: postgres.Sql, recreate: (() => postgres.Sql) | und
         const compiled = compiler.sqlToQuery(query);
         // Short statements (the hot writes) become named prepared statements, cached per connection by text,
         // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
-        return reserved.unsafe(compiled.sql, compiled.params as never[], { prepare: compiled.sql.length <= PREPARE_MAX_CHARS });
+        return reserved.unsafe(compiled.sql, compiled.params as never[], {
+          prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
+        });
       },
     };
     let lost = false;

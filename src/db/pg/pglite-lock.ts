@@ -42,7 +42,8 @@ function processAlive(pid: number): boolean {
 function parseOwner(text: string): Owner | undefined {
   try {
     const value = JSON.parse(text) as Partial<Owner>;
-    if (Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.token === 'string') return value as Owner;
+    if (Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.token === 'string')
+      return value as Owner;
   } catch {
     // fall through: not ours, or half-written
   }

@@ -12,7 +12,9 @@ import { type DataDirLock, lockDataDir } from './pglite-lock.js';
 
 /** PGlite has one session: the settings are set on it with set_config, right after it starts. */
 async function applySessionSettings(client: PGlite): Promise<void> {
-  await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [JSON.stringify(postgresSessionSettings)]);
+  await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [
+    JSON.stringify(postgresSessionSettings),
+  ]);
 }
 
 function pgliteSession(client: PGlite, close: () => Promise<void>, schema: string | undefined): OpenedPg {
@@ -31,20 +33,25 @@ export async function openPglite(dataDir: string | null, schema?: string): Promi
   const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
   let client: PGlite;
   try {
-    client = dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
+    client =
+      dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
     await client.waitReady;
     await applySessionSettings(client);
   } catch (error) {
     lock?.release();
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
-  return pgliteSession(client, async () => {
-    try {
-      await client.close();
-    } finally {
-      lock?.release();
-    }
-  }, schema);
+  return pgliteSession(
+    client,
+    async () => {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
+    schema,
+  );
 }
 
 /**

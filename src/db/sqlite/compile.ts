@@ -23,7 +23,13 @@ function walk(chunks: readonly unknown[], out: { text: string; params: unknown[]
       walk(chunk.queryChunks, out);
     } else if (chunk === undefined) {
       // Drizzle renders an undefined chunk as nothing.
-    } else if (chunk === null || typeof chunk === 'string' || typeof chunk === 'number' || typeof chunk === 'bigint' || typeof chunk === 'boolean') {
+    } else if (
+      chunk === null ||
+      typeof chunk === 'string' ||
+      typeof chunk === 'number' ||
+      typeof chunk === 'bigint' ||
+      typeof chunk === 'boolean'
+    ) {
       out.text += '?';
       out.params.push(chunk);
     } else {

@@ -69,7 +69,12 @@ export class SqliteDialect implements Dialect {
   json = (v: unknown) => bare(v === null || v === undefined ? null : pythonJsonDumps(v));
   private readonly bulkTexts = new Map<string, string>();
   // Values go in as stored (JSON text byte for byte, booleans as 0/1); one cached statement text per shape.
-  *bulkInsert(table: string, columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string): Op<void> {
+  *bulkInsert(
+    table: string,
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void> {
     const perStatement = Math.max(1, Math.floor(BULK_PARAMS / columns.length));
     const bools = columns.map((c) => c.type === 'bool');
     for (let i = 0; i < rows.length; i += perStatement) {
@@ -91,7 +96,10 @@ export class SqliteDialect implements Dialect {
       yield* execText(text, params);
     }
   }
-  readonly bulkContent = { columns: [{ name: 'content', type: 'text' }] as const, values: (stored: string | null) => [stored] };
+  readonly bulkContent = {
+    columns: [{ name: 'content', type: 'text' }] as const,
+    values: (stored: string | null) => [stored],
+  };
   storedJson = (column: string) => sql.raw(`"${column}"`);
   readonly storedContentColumns = sql.raw('content');
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
@@ -101,8 +109,23 @@ export class SqliteDialect implements Dialect {
 
   messageColumns = (a: string) =>
     sql.raw(
-      ['id', 'session_id', 'role', 'content', 'tool_call_id', 'tool_calls', 'tool_name', 'timestamp', 'token_count',
-        'finish_reason', 'reasoning', 'reasoning_content', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items']
+      [
+        'id',
+        'session_id',
+        'role',
+        'content',
+        'tool_call_id',
+        'tool_calls',
+        'tool_name',
+        'timestamp',
+        'token_count',
+        'finish_reason',
+        'reasoning',
+        'reasoning_content',
+        'reasoning_details',
+        'codex_reasoning_items',
+        'codex_message_items',
+      ]
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
@@ -241,7 +264,9 @@ export class SqliteDialect implements Dialect {
     try {
       await worker.script('BEGIN IMMEDIATE');
     } catch (error) {
-      throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
+      throw isSqliteBusy(error)
+        ? new StoreBusyError(this.writeDeadlineMs, { cause: error })
+        : DatabaseError.from(error);
     }
     try {
       const gen = op();
@@ -283,7 +308,11 @@ export class SqliteDialect implements Dialect {
   }
 
   private readonly gate = new CallGate();
-  private queued: Array<{ op: () => Op<unknown>; resolve: (value: unknown) => void; reject: (error: unknown) => void }> = [];
+  private queued: Array<{
+    op: () => Op<unknown>;
+    resolve: (value: unknown) => void;
+    reject: (error: unknown) => void;
+  }> = [];
   /** The batch being written, if any; the next one starts when it has settled. */
   private flushing: Promise<void> | undefined;
 
@@ -308,7 +337,10 @@ export class SqliteDialect implements Dialect {
     const options = { deadlineMs: this.writeDeadlineMs };
     if (batch.length === 1) {
       const [call] = batch;
-      await immediateTransaction(this.client, () => this.runSync(call!.op()), options).then(call!.resolve, (e: unknown) => call!.reject(DatabaseError.from(e)));
+      await immediateTransaction(this.client, () => this.runSync(call!.op()), options).then(
+        call!.resolve,
+        (e: unknown) => call!.reject(DatabaseError.from(e)),
+      );
       return;
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
@@ -360,7 +392,9 @@ export class SqliteDialect implements Dialect {
           await worker.script('PRAGMA wal_checkpoint(TRUNCATE)');
           await worker.script('VACUUM');
         }).catch((error: unknown) => {
-          throw isSqliteBusy(error) ? new StoreBusyError(this.writeDeadlineMs, { cause: error }) : DatabaseError.from(error);
+          throw isSqliteBusy(error)
+            ? new StoreBusyError(this.writeDeadlineMs, { cause: error })
+            : DatabaseError.from(error);
         }),
       );
       return;
@@ -370,6 +404,8 @@ export class SqliteDialect implements Dialect {
       this.client.pragma('wal_checkpoint(TRUNCATE)');
       this.client.exec('VACUUM');
     };
-    await this.gate.admit(() => retryWhileBusy(vacuum, { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError));
+    await this.gate.admit(() =>
+      retryWhileBusy(vacuum, { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError),
+    );
   }
 }

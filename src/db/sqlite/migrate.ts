@@ -93,7 +93,8 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
       () => {
         moveLegacyHistory(client, local);
         const recorded = recordedHashes(client);
-        if (recorded.length === 0 && tableExists(client, 'sessions')) throw foreignDatabaseError(options.where, 'sqlite');
+        if (recorded.length === 0 && tableExists(client, 'sessions'))
+          throw foreignDatabaseError(options.where, 'sqlite');
         const plan = planMigrations(local, recorded);
         assertNoUnknownMigrations(plan, options.where, `"${HISTORY_TABLE}"`);
         client.exec(CREATE_HISTORY);

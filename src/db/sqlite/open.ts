@@ -28,7 +28,6 @@ export interface SqliteOpenOptions {
   mustExist?: boolean;
 }
 
-
 const WAL_REFUSAL_MARKERS = ['locking protocol', 'not authorized', 'disk i/o error'];
 
 /**
@@ -76,11 +75,18 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
  * synchronous unless it is read-only, foreign_keys=ON); the journal mode follows at activation, as for ours.
  * Returns the busy_timeout it had, which the store puts back when it closes (the connection stays open).
  */
-export function adoptSqlite(client: Database.Database, where: string, options: Pick<SqliteOpenOptions, 'busyTimeoutMs' | 'synchronous'>): number {
+export function adoptSqlite(
+  client: Database.Database,
+  where: string,
+  options: Pick<SqliteOpenOptions, 'busyTimeoutMs' | 'synchronous'>,
+): number {
   if (!client.open) throw new ConnectionError(where, 'this better-sqlite3 Database is closed');
   if (client.inTransaction) {
     // foreign_keys cannot change inside a transaction, and our writes would join the app's.
-    throw new ConnectionError(where, 'this better-sqlite3 Database is inside a transaction; open the store outside one');
+    throw new ConnectionError(
+      where,
+      'this better-sqlite3 Database is inside a transaction; open the store outside one',
+    );
   }
   try {
     // Statements prepared on it inherit defaultSafeIntegers: our counters and ids would come back as BigInt.

@@ -103,13 +103,16 @@ export class SqliteWorker {
     this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver } });
     // An idle worker must not keep the process alive; close() ends it.
     this.worker.unref();
-    this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: { message: string; code?: string } }) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.result);
-      else p.reject(new SqliteWorkerError(m.error?.message ?? 'unknown error', m.error?.code));
-    });
+    this.worker.on(
+      'message',
+      (m: { id: number; ok: boolean; result?: unknown; error?: { message: string; code?: string } }) => {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        if (m.ok) p.resolve(m.result);
+        else p.reject(new SqliteWorkerError(m.error?.message ?? 'unknown error', m.error?.code));
+      },
+    );
     const fail = (error: Error) => {
       this.failure = error;
       for (const p of this.pending.values()) p.reject(error);
