@@ -296,7 +296,10 @@ function tailWords(count: number, random: () => number): string[] {
 function zipf<T>(items: readonly T[], random: () => number, offset = 2): () => T {
   const cumulative: number[] = [];
   let total = 0;
-  for (let r = 0; r < items.length; r++) cumulative.push((total += 1 / (r + offset)));
+  for (let r = 0; r < items.length; r++) {
+    total += 1 / (r + offset);
+    cumulative.push(total);
+  }
   return () => {
     const x = random() * total;
     let lo = 0;
@@ -486,7 +489,10 @@ export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOp
       sessionNo++;
     }
   });
-  for (let target = 0; written < options.messages; ) write((target = Math.min(options.messages, target + 20_000)));
+  for (let target = 0; written < options.messages; ) {
+    target = Math.min(options.messages, target + 20_000);
+    write(target);
+  }
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
 }

@@ -4,7 +4,6 @@
  * (`store.sessions`, `store.messages`, …). Every public input is validated here, before any database work.
  */
 import type { MessageContentInput } from './codecs/content.js';
-import type { Backend } from './db/backend.js';
 import { constraintViolation } from './db/constraint.js';
 import { CallGate } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';

@@ -140,7 +140,7 @@ for (const h of harnesses) {
               const msgs = raw.prepare('SELECT * FROM messages WHERE session_id = ? ORDER BY id').all(s.id) as Raw[];
               const mine = await store.getMessages(String(s.id));
               expect(mine.map((m) => m.id)).toEqual(msgs.map((m) => m.id));
-              msgs.forEach((m, i) =>
+              for (const [i, m] of msgs.entries()) {
                 expectSameRow(
                   mine[i] as unknown as Raw,
                   expected(
@@ -149,8 +149,8 @@ for (const h of harnesses) {
                     true,
                   ),
                   `message ${String(m.id)}`,
-                ),
-              );
+                );
+              }
             }
             const bindings = raw.prepare('SELECT * FROM telegram_dm_topic_bindings').all() as Raw[];
             for (const b of bindings) {

@@ -145,11 +145,13 @@ for (const [cap, times] of [
       const available = reportAvailability(h);
       describe.skipIf(!available)(`[${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
         let store: SessionStore;
+        // biome-ignore lint/suspicious/noDuplicateTestHooks: one describe per harness, each with its own store
         beforeAll(async () => {
           store = await h.open({ searchRankWindow: cap });
           await prepare(store);
           expect(await numbering(store)).toEqual(await numbering(sqlite));
         }, 120_000);
+        // biome-ignore lint/suspicious/noDuplicateTestHooks: one describe per harness, each with its own store
         afterAll(async () => {
           await store?.close();
           await h.cleanup();

@@ -24,8 +24,8 @@ export function pythonJsonString(value: string): string {
   for (let i = 0; i < value.length; i++) {
     const ch = value[i]!;
     const code = value.charCodeAt(i);
-    const escape = ESCAPES[ch];
-    if (escape) out += escape;
+    const escaped = ESCAPES[ch];
+    if (escaped) out += escaped;
     // ensure_ascii: everything outside ' '..'~' becomes \uXXXX (UTF-16 units, so astral chars become pairs).
     else if (code < 0x20 || code > 0x7e) out += `\\u${code.toString(16).padStart(4, '0')}`;
     else out += ch;

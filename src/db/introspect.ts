@@ -5,7 +5,6 @@
 import type { Database } from 'better-sqlite3';
 import { sql } from 'drizzle-orm';
 import { HISTORY_TABLE, LEGACY_HISTORY_TABLE } from './migrations.js';
-import { pgHistoryLocation } from './pg/history.js';
 import { type PgDb, rowsOf } from './pg/open.js';
 
 export interface ColumnInfo {
@@ -219,7 +218,8 @@ export async function introspectPg(db: PgDb, schema = 'public'): Promise<SchemaI
 
   const tables: SchemaInfo['tables'] = {};
   for (const c of columns) {
-    (tables[c.table_name] ??= []).push({
+    tables[c.table_name] ??= [];
+    tables[c.table_name]!.push({
       name: c.column_name,
       type: c.data_type.toLowerCase(),
       notNull: c.is_nullable === 'NO',

@@ -165,13 +165,11 @@ export class MessageRepo {
     const messages: ReplacementMessage[] = v.validate(v.replacementMessages, input, 'messages');
     const now = this.ctx.now();
     const batches: SQL[] = [];
-    let columns: SQL | undefined;
     let toolCalls = 0;
     let chunk: SQL[] = [];
     messages.forEach((m, k) => {
       const role = m.role ?? 'unknown';
       const v = this.values(sessionId, role, m.content, m, roundToMicros(now + k * 1e-6), role === 'assistant');
-      columns ??= v.columns;
       toolCalls += toolCallCount(m.toolCalls);
       chunk.push(v.values);
       if (chunk.length === INSERT_BATCH || k === messages.length - 1) {

@@ -11,7 +11,7 @@ import { byChainActivity, rootsAndBranches, richColumns, whereAll } from '../sql
 import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
-import { type LineageRepo } from './lineage.js';
+import type { LineageRepo } from './lineage.js';
 import { decodeRichSession, decodeSession } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';

@@ -216,8 +216,10 @@ export function hermesPgTables(schemaName?: string): HermesPgTables {
     throw new ValidationError('schemaName', checked.error.issues[0]?.message ?? 'invalid', { cause: checked.error });
   let tables = bySchema.get(schemaName);
   // Only the schema differs, which the column types do not depend on.
-  if (!tables)
-    bySchema.set(schemaName, (tables = buildTables(pgSchema(schemaName).table) as unknown as HermesPgTables));
+  if (!tables) {
+    tables = buildTables(pgSchema(schemaName).table) as unknown as HermesPgTables;
+    bySchema.set(schemaName, tables);
+  }
   return tables;
 }
 const bySchema = new Map<string, HermesPgTables>();

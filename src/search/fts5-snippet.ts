@@ -184,7 +184,10 @@ function instancesOf(q: CompiledQuery, texts: readonly string[], counted?: Set<n
   const positions = new Map<number, number[]>();
   const positionsOf = (p: CompiledPhrase) => {
     let list = positions.get(p.index);
-    if (!list) positions.set(p.index, (list = phrasePositions(p, texts, index)));
+    if (!list) {
+      list = phrasePositions(p, texts, index);
+      positions.set(p.index, list);
+    }
     return list;
   };
   counted ??= contributing(q, (p) => positionsOf(p).length > 0);

@@ -110,7 +110,7 @@ export class PostingsCompiler {
     private readonly terms: Map<string, string[] | null>,
     private readonly cap: number,
   ) {
-    allPhrases(root).forEach((p, j) => this.numbering.set(p, j));
+    for (const [j, p] of allPhrases(root).entries()) this.numbering.set(p, j);
     this.leafLimit = cap + 2;
   }
 

@@ -145,7 +145,10 @@ function jsonWithNul(body: string): unknown {
   try {
     const parsed: unknown = JSON.parse(body);
     let found = false;
-    walkStrings(parsed, (s) => ((found ||= s.includes(NUL)), s));
+    walkStrings(parsed, (s) => {
+      if (s.includes(NUL)) found = true;
+      return s;
+    });
     return found ? parsed : undefined;
   } catch {
     return undefined; // not JSON: stored as a JSON string of the text, where "\u0000" is six harmless characters

@@ -189,7 +189,10 @@ async function digestMessages(
       total += 1;
       const id = String(r.session_id);
       let s = sessions.get(id);
-      if (!s) sessions.set(id, (s = { count: 0, hash: crypto.createHash('sha256') }));
+      if (!s) {
+        s = { count: 0, hash: crypto.createHash('sha256') };
+        sessions.set(id, s);
+      }
       s.count += 1;
       const values = normaliseMessage(r);
       s.hash.update(canonical(nulReplaced ? withoutNul(values) : values)).update('\n');

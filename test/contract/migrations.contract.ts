@@ -4,7 +4,7 @@
  * history is its own table: an app's drizzle-kit history beside it is neither read nor written, and a
  * database migrated by 0.1.0 (history in Drizzle's shared table) is moved over once.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MigrationError, type MigrationReport, type SessionStore, openStore } from '../../src/index.js';
 import { readMigrations } from '../../src/db/migrations.js';
 import type { Harness } from '../backends.js';

@@ -44,7 +44,7 @@ export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): 
       breakpoints: true,
     });
   }
-  journal.entries.sort((a, b) => a.when - b.when).forEach((e, i) => (e.idx = i));
+  for (const [i, e] of journal.entries.sort((a, b) => a.when - b.when).entries()) e.idx = i;
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
   return dir;
 }

@@ -144,7 +144,7 @@ beforeAll(async () => {
   // An app whose migrations predate ours (1 January 2024).
   const journalPath = path.join(appDir, 'drizzle', 'meta', '_journal.json');
   const journal = JSON.parse(fs.readFileSync(journalPath, 'utf8')) as { entries: Array<{ when: number }> };
-  journal.entries.forEach((entry, i) => (entry.when = Date.UTC(2024, 0, 1) + i * 1000));
+  for (const [i, entry] of journal.entries.entries()) entry.when = Date.UTC(2024, 0, 1) + i * 1000;
   fs.writeFileSync(journalPath, JSON.stringify(journal, null, 2));
 
   await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], {

@@ -6,8 +6,6 @@
  * SQLite store holding such messages into Postgres with `copy`'s own verification.
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import {

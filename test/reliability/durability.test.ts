@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PgBackend, type SqliteBackend, openStore } from '../../src/index.js';
 import { type Harness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
-import { spawnTs, waitForLine } from '../helpers/processes.js';
+import { spawnTs } from '../helpers/processes.js';
 
 const ROUNDS = 20;
 

@@ -149,7 +149,9 @@ describe('SQLite: no event-loop stall over 100 ms', () => {
 
       let lines = 0;
       const exported = await measured('export', () =>
-        writeHermesExport(copy, (chunk) => void (lines += chunk.split('\n').length - 1)),
+        writeHermesExport(copy, (chunk) => {
+          lines += chunk.split('\n').length - 1;
+        }),
       );
       expect(exported.value.messages).toBe(30_000);
       expect(lines).toBe(exported.value.sessions);

@@ -41,6 +41,7 @@ const PIECES = [
   '?1',
   ':name',
   '@p',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile input that looks like a template
   '${x}',
   '\r\n',
   '\t',
@@ -195,9 +196,10 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
           await store.createSession('known-1', 'cli');
           await store.createSession('known-2', 'cli');
           // Lookups never match by accident: LIKE metacharacters in a prefix are literal.
-          const resolved = await store
-            .resolveSessionId(a)
-            .catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          const resolved = await store.resolveSessionId(a).catch((error: unknown) => {
+            expect(error).toBeInstanceOf(ValidationError);
+            return 'refused';
+          });
           if (resolved === 'refused') expect(clean(a) && a.length <= 1024).toBe(false);
           else
             expect(resolved).toBe(
@@ -207,9 +209,10 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
                   ? a
                   : null,
             );
-          const byTitle = await store
-            .getSessionByTitle(b)
-            .catch((error: unknown) => (expect(error).toBeInstanceOf(ValidationError), 'refused'));
+          const byTitle = await store.getSessionByTitle(b).catch((error: unknown) => {
+            expect(error).toBeInstanceOf(ValidationError);
+            return 'refused';
+          });
           expect(byTitle === 'refused' ? clean(b) : byTitle).toBe(byTitle === 'refused' ? false : null);
 
           if (!(await refusedOrDone(() => store.endSession('known-1', c))))

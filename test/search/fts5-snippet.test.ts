@@ -149,7 +149,7 @@ function makeDoc(r: ReturnType<typeof rng>): string {
     if (y < 0.1 && sentence > 2) {
       out += r.pick(SENTENCE_END);
       sentence = 0;
-    } else if (y < 0.2) out += r.pick(PUNCT_AFTER) + ' ';
+    } else if (y < 0.2) out += `${r.pick(PUNCT_AFTER)} `;
     else if (y < 0.23) out += r.pick(['\n', '  ', '\t', ' \n ', ' - ', '/', '(']);
     else out += ' ';
   }
@@ -171,11 +171,16 @@ const NAMED = [
   'We should chat-send it. chat send is two words: chat-send',
   'Phase P2.2 is done. Next: p2.3',
 ];
-NAMED.forEach((d) => DOCS.push(d));
+DOCS.push(...NAMED);
 {
   const insert = db.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
   const insertTg = db.prepare('INSERT INTO tg(rowid, content) VALUES (?, ?)');
-  db.transaction(() => DOCS.forEach((d, i) => (insert.run(i + 1, d), insertTg.run(i + 1, d))))();
+  db.transaction(() => {
+    for (const [i, d] of DOCS.entries()) {
+      insert.run(i + 1, d);
+      insertTg.run(i + 1, d);
+    }
+  })();
 }
 
 type Row = { content: string; snippet: string };
@@ -548,12 +553,12 @@ describe('tokenizers against SQLite', () => {
       }>) {
         byDoc.set(row.doc, [...(byDoc.get(row.doc) ?? []), row.term]);
       }
-      docs.forEach((d, i) =>
+      for (const [i, d] of docs.entries()) {
         expect(
           tokenize(d).map((t) => t.text),
           `${vocab} ${JSON.stringify(d)}`,
-        ).toEqual(byDoc.get(i + 1) ?? []),
-      );
+        ).toEqual(byDoc.get(i + 1) ?? []);
+      }
     }
     local.close();
     console.log(`tokenizers: ${docs.length} documents of ${sample.length} sampled code points`);

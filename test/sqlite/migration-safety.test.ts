@@ -38,7 +38,7 @@ describe('SQLite migration safety', () => {
     const ddl = await seeded(url);
     const rebuild = [
       'PRAGMA foreign_keys=OFF;',
-      ddl.replace(/^CREATE TABLE [`"]?sessions[`"]?/, 'CREATE TABLE `__new_sessions`') + ';',
+      `${ddl.replace(/^CREATE TABLE [`"]?sessions[`"]?/, 'CREATE TABLE `__new_sessions`')};`,
       'INSERT INTO `__new_sessions` SELECT * FROM `sessions`;',
       'DROP TABLE `sessions`;',
       'ALTER TABLE `__new_sessions` RENAME TO `sessions`;',

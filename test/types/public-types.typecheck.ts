@@ -11,7 +11,7 @@ import {
   type PgBackend,
   type SearchSort,
   type SessionRow,
-  SessionStore,
+  type SessionStore,
   type SqliteBackend,
   type TelegramManagedMode,
   decodePgMessageRow,

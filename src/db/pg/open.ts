@@ -8,7 +8,7 @@ import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT 
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import postgres from 'postgres';
 import { ConnectionError, StoreClosedError, ValidationError } from '../../errors.js';
-import * as pgSchema from '../../schema/pg.js';
+import type * as pgSchema from '../../schema/pg.js';
 import { hermesPgTables } from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
 

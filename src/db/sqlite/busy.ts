@@ -59,6 +59,9 @@ export function immediateTransaction<T>(client: Database, body: () => T, options
 const runners = new WeakMap<Database, ReturnType<Database['transaction']>>();
 function runner(client: Database): ReturnType<Database['transaction']> {
   let tx = runners.get(client);
-  if (!tx) runners.set(client, (tx = client.transaction((body: () => unknown) => body())));
+  if (!tx) {
+    tx = client.transaction((body: () => unknown) => body());
+    runners.set(client, tx);
+  }
   return tx;
 }

@@ -175,7 +175,11 @@ export class SqliteDialect implements Dialect {
     }
     const { sql: text, params } = compileSqlite(query.sql);
     const stmt = this.statement(text);
-    if (query.mode === 'rows') return stmt.reader ? stmt.all(...params) : (stmt.run(...params), []);
+    if (query.mode === 'rows') {
+      if (stmt.reader) return stmt.all(...params);
+      stmt.run(...params);
+      return [];
+    }
     stmt.run(...params);
     return undefined;
   }
