@@ -267,6 +267,21 @@ describe('CLI commands that only read never create or migrate a database', () =>
     }
   });
 
+  it('prune (which writes) refuses a missing SQLite file the same way instead of creating a store to prune', async () => {
+    const file = path.join(dir(), 'missing.db');
+    for (const argv of [
+      ['prune', '--db', `sqlite:${file}`, '--older-than', '30'],
+      ['prune', '--db', `sqlite:${file}`, '--older-than', '30', '--dry-run'],
+    ]) {
+      const result = await run(...argv);
+      expect(result.code, argv.join(' ')).toBe(1);
+      expect(result.err).toContain(file);
+      expect(fs.existsSync(file)).toBe(false);
+    }
+    const existing = await existingStore();
+    expect((await run('prune', '--db', existing, '--older-than', '30')).out).toBe('pruned 0 sessions\n');
+  });
+
   it('refuses a missing PGlite directory, and an empty one, with exit 1 naming it, and creates nothing', async () => {
     const existing = await existingStore();
     const parent = dir();

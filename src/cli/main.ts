@@ -558,7 +558,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       '\nExamples:\n  hermes-sessiondb prune --older-than 90 --dry-run\n  hermes-sessiondb prune --older-than 30 --source cron',
     )
     .action(async (o: { db: string; olderThan: number; source?: string; dryRun?: boolean }) => {
-      await withStore(o.db, async (store) => {
+      // Nothing to prune in a store that is not there: a missing database is an error, never created.
+      await using(await openStore(o.db, { mustExist: true }), async (store) => {
         if (o.dryRun) {
           const n = await store.sessions.countPrunable(o.olderThan, o.source ?? null);
           io.out(`would prune ${n} session${n === 1 ? '' : 's'} (dry run; nothing deleted)\n`);
