@@ -2,7 +2,7 @@
  * hermes-sessiondb: the Hermes SessionDB contract on SQLite and PostgreSQL.
  */
 export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open.js';
-export type { StoreTarget, PostgresClient } from './db/targets.js';
+export type { StoreTarget, PostgresClient, PgliteClient } from './db/targets.js';
 export { postgresSessionSettings } from './db/pg/open.js';
 export {
   SessionStore,

@@ -2,20 +2,31 @@
  * What openStore accepts besides a URL: a client the app already has. Recognised by shape, not instanceof,
  * since the app may load its own copy of the driver package.
  */
-import type { PGlite } from '@electric-sql/pglite';
 import type { Database as BetterSqlite3Database } from 'better-sqlite3';
 import type { Sql as PostgresSql } from 'postgres';
 
 /** A postgres.js client, whatever custom types it was created with. */
 export type PostgresClient = PostgresSql<Record<string, unknown>> | PostgresSql;
 
+/**
+ * A PGlite instance, by the members the store relies on. Structural on purpose: PGlite's own declarations need
+ * @types/emscripten, which PGlite does not give its users, so naming its class here would break every strict
+ * consumer's compile (skipLibCheck: false) whether it uses PGlite or not. Any PGlite instance fits.
+ */
+export interface PgliteClient {
+  query(...args: never[]): Promise<unknown>;
+  exec(...args: never[]): Promise<unknown>;
+  transaction(...args: never[]): Promise<unknown>;
+  readonly waitReady: Promise<void>;
+}
+
 /** A store URL, or an open client: a postgres.js `Sql`, a PGlite instance, a better-sqlite3 `Database`. */
-export type StoreTarget = string | PostgresClient | PGlite | BetterSqlite3Database;
+export type StoreTarget = string | PostgresClient | PgliteClient | BetterSqlite3Database;
 
 export type ClassifiedTarget =
   | { kind: 'url'; url: string }
   | { kind: 'postgres'; client: PostgresSql }
-  | { kind: 'pglite'; client: PGlite }
+  | { kind: 'pglite'; client: PgliteClient }
   | { kind: 'sqlite'; client: BetterSqlite3Database };
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
@@ -43,7 +54,7 @@ export function classifyTarget(target: unknown): ClassifiedTarget | undefined {
     isFunction(t.transaction) &&
     isFunction((t.waitReady as { then?: unknown } | undefined)?.then)
   ) {
-    return { kind: 'pglite', client: target as PGlite };
+    return { kind: 'pglite', client: target as unknown as PgliteClient };
   }
   // better-sqlite3: prepare/pragma and its name/open/memory/readonly properties.
   if (

@@ -3,6 +3,7 @@
  * so SQLite and server users never load the WASM package.
  */
 import { PGlite } from '@electric-sql/pglite';
+import type { PgliteClient } from '../targets.js';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { ConnectionError } from '../../errors.js';
@@ -59,7 +60,9 @@ export async function openPglite(dataDir: string | null, schema?: string): Promi
  * one owner) and close() leaves it open. Our session settings are set on it (PGlite has one session, so the
  * app's own queries see them too). Search needs pg_trgm, which PGlite only has when it was constructed with it.
  */
-export async function adoptPglite(client: PGlite, where: string, schema?: string): Promise<OpenedPg> {
+export async function adoptPglite(app: PgliteClient, where: string, schema?: string): Promise<OpenedPg> {
+  // classifyTarget recognised it by shape; it is a PGlite (of whichever copy of the package the app loaded).
+  const client = app as unknown as PGlite;
   try {
     await client.waitReady;
     const [trgm] = rowsOf<{ installed: boolean; available: boolean }>(
