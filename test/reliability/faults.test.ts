@@ -41,7 +41,7 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
         let victim: number | undefined;
         for (let i = 0; i < 200 && victim === undefined; i++) {
           const waiting = await admin`SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into messages%'`;
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "public"."messages"%'`;
           victim = waiting[0]?.pid as number | undefined;
           if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
         }
