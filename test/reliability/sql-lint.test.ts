@@ -14,7 +14,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
  * String-built SQL: Drizzle's sql.raw, postgres.js unsafe, and better-sqlite3 calls (or the SQLite worker's
  * statement/script) given a template with ${…}.
  */
-const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script)\(`[^`]*\$\{/g;
+const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script)\(\s*`[^`]*\$\{/g;
 
 const ALLOWED: Record<string, { count: number; why: string }> = {
   'db/sqlite/dialect.ts': {
@@ -31,8 +31,8 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
   },
   'db/pg/migrate.ts': { count: 1, why: 'statements of the checked-in migration files' },
   'db/sqlite/open.ts': {
-    count: 2,
-    why: 'pragmas from validated options: an integer timeout and an enum synchronous level',
+    count: 3,
+    why: "pragmas from validated options: an integer timeout and an enum synchronous level (for our file and for an app's Database)",
   },
   'repos/bulk-read.ts': { count: 1, why: 'column names from the fixed SESSION_*/MESSAGE_* lists' },
   'repos/maintenance.ts': { count: 3, why: "GROUP BY a column chosen from the literal type 'model' | 'source'" },
@@ -73,6 +73,8 @@ describe('SQL built from strings', () => {
       'db.exec(`DROP ${x}`)',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: sample source text
       'db.pragma(`a = ${b}`)',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: sample source text, as the formatter wraps a long call
+      'worker.statement(\n  `SELECT COUNT(*) FROM ${t}`',
     ];
     for (const s of samples) expect(s.match(PATTERN), s).not.toBeNull();
     expect('db.prepare(`SELECT 1`)'.match(PATTERN)).toBeNull();
