@@ -519,3 +519,70 @@ describe('CLI with a Hermes state.db as the source', () => {
     expect(fs.existsSync(target)).toBe(false);
   });
 });
+
+const pgForSchemas = await postgresHarness();
+const pgForSchemasAvailable = reportAvailability(pgForSchemas);
+
+describe('CLI --schema: a store in its own Postgres schema is reached by every command', () => {
+  const parent = scratch();
+  afterAll(async () => {
+    fs.rmSync(parent, { recursive: true, force: true });
+    await pgForSchemas.cleanup();
+  });
+
+  it('stats, search, export, status, migrate and prune see the store in the schema, and only there; copy and verify take a schema per side', async () => {
+    const url = `pglite:${path.join(parent, 'pgdata')}`;
+    const store = await openStore(url, { schema: 'hermes' });
+    await store.createSession('s1', 'cli');
+    await store.appendMessage('s1', 'user', 'deploy the platypus with docker');
+    await store.close();
+
+    const stats = await run('stats', '--db', url, '--schema', 'hermes', '--json');
+    expect(stats.code, stats.err).toBe(0);
+    expect(JSON.parse(stats.out)).toMatchObject({ sessions: 1, messages: 1 });
+    const search = await run('search', 'platypus', '--db', url, '--schema', 'hermes', '--json');
+    expect(search.code, search.err).toBe(0);
+    expect(search.out).toContain('s1');
+    expect((await run('status', '--db', url, '--schema', 'hermes')).out).toContain('pending: none');
+    expect((await run('migrate', '--db', url, '--schema', 'hermes')).out).toContain('up to date');
+    expect((await run('export', '--db', url, '--schema', 'hermes', '--session', 's1')).out).toContain('platypus');
+    expect((await run('prune', '--db', url, '--schema', 'hermes', '--older-than', '30', '--dry-run')).code).toBe(0);
+
+    // Without the flag the default layout is meant, and there is no store there: refused, nothing created.
+    const wrong = await run('stats', '--db', url);
+    expect(wrong.code).toBe(1);
+    expect(wrong.err).toContain('migrate');
+
+    const copy = path.join(parent, 'copy.db');
+    const copied = await run('copy', '--from', url, '--from-schema', 'hermes', '--to', `sqlite:${copy}`);
+    expect(copied.code, copied.err).toBe(0);
+    const back = await run('verify', '--from', `sqlite:${copy}`, '--to', url, '--to-schema', 'hermes');
+    expect(back.code, back.out + back.err).toBe(0);
+    expect(back.out).toContain('verified');
+  });
+
+  it.skipIf(!pgForSchemasAvailable)(
+    `copies between two schemas of one Postgres database (not "the same store")${pgForSchemasAvailable ? '' : ` (skipped: ${pgForSchemas.unavailable})`}`,
+    async () => {
+      const url = await pgForSchemas.freshUrl();
+      const store = await openStore(url, { schema: 'hermes' });
+      await store.createSession('s1', 'cli');
+      await store.appendMessage('s1', 'user', 'deploy the platypus with docker');
+      await store.close();
+      const same = await run('copy', '--from', url, '--to', url, '--schema', 'hermes');
+      expect(same.code).toBe(2);
+      const twin = await run('copy', '--from', url, '--from-schema', 'hermes', '--to', url, '--to-schema', 'twin');
+      expect(twin.code, twin.err).toBe(0);
+      expect(JSON.parse((await run('stats', '--db', url, '--schema', 'twin', '--json')).out).sessions).toBe(1);
+      expect(JSON.parse((await run('stats', '--db', url, '--schema', 'hermes', '--json')).out).sessions).toBe(1);
+    },
+  );
+
+  it('refuses --schema for an SQLite store (exit 2) instead of quietly reading another store', async () => {
+    const file = path.join(parent, 'plain.db');
+    const result = await run('stats', '--db', `sqlite:${file}`, '--schema', 'hermes');
+    expect(result.code).toBe(2);
+    expect(result.err).toContain('no schemas');
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});

@@ -82,6 +82,12 @@ const nulOption = () =>
     'NUL (U+0000) going into Postgres: keep (default: stored exactly in message text, system prompts and JSON; in an id or label it refuses), replace (U+FFFD instead), refuse (any NUL: nothing written)',
   ).choices(['keep', 'replace', 'refuse']);
 
+/** copy and verify: each side's Postgres schema, when it differs from --schema. */
+interface SideSchemas {
+  fromSchema?: string;
+  toSchema?: string;
+}
+
 interface TransferFlags {
   merge?: 'keep-target';
   nul?: 'keep' | 'replace' | 'refuse';
@@ -100,6 +106,20 @@ async function using(store: SessionStore, body: (store: SessionStore) => Promise
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The open options that put a Postgres or PGlite store in `schema` (the `--schema` flags). Given for an SQLite
+ * store it is a usage error: SQLite has no schemas, and ignoring the flag would quietly read another store.
+ */
+function inSchema(url: string, schema: string | undefined): { schema?: string } {
+  if (schema === undefined) return {};
+  if (parseStoreUrl(url).backend === 'sqlite') {
+    throw new UsageError(
+      `--schema applies to Postgres and PGlite stores; ${redactUrl(url)} is SQLite, which has no schemas`,
+    );
+  }
+  return { schema };
 }
 
 /** SQLite files are opened read-only by the commands that only read them: not even the journal mode changes. */
@@ -128,11 +148,16 @@ async function isHermesFile(url: string): Promise<string | null> {
  * Open a store for a command that only reads it: never created (a missing file or directory is an error naming
  * it), never migrated (pending migrations are an error saying to run migrate first).
  */
-async function openForReading(url: string): Promise<SessionStore> {
-  const migrateFirst = `run \`hermes-sessiondb migrate --db ${redactUrl(url)}\` first`;
+async function openForReading(url: string, schema?: string): Promise<SessionStore> {
+  const migrateFirst = `run \`hermes-sessiondb migrate --db ${redactUrl(url)}${schema ? ` --schema ${schema}` : ''}\` first`;
   let store: SessionStore;
   try {
-    store = await openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url) });
+    store = await openStore(url, {
+      migrate: false,
+      mustExist: true,
+      readonly: readsAsFile(url),
+      ...inSchema(url, schema),
+    });
   } catch (error) {
     if (error instanceof StoreNotFoundError && error.reason === 'NO_STORE') {
       throw new NotReadyError(`${error.message}. To create a store there, ${migrateFirst}.`, { cause: error });
@@ -216,13 +241,13 @@ async function writeFileStreamed<T>(
 }
 
 /** The `--from` side of verify: a Hermes file (through a snapshot) or a store (only read). */
-async function openSource(url: string): Promise<{ source: RowSource; close(): Promise<void> }> {
+async function openSource(url: string, schema?: string): Promise<{ source: RowSource; close(): Promise<void> }> {
   const hermes = await isHermesFile(url);
   if (hermes) {
     const file = await HermesFileSource.open(hermes);
     return { source: file, close: async () => file.close() };
   }
-  const store = await openSourceStore(url);
+  const store = await openSourceStore(url, schema);
   return { source: storeSource(store), close: () => store.close() };
 }
 
@@ -230,17 +255,30 @@ async function openSource(url: string): Promise<{ source: RowSource; close(): Pr
  * The store a command copies or verifies from: only read, never created (a missing one is an error naming it),
  * and readable under LC_CTYPE 'C' so such a database can be copied out (into a UTF-8 one).
  */
-const openSourceStore = (url: string) =>
-  openStore(url, { migrate: false, mustExist: true, readonly: readsAsFile(url), allowAsciiOnlyCtype: true });
+const openSourceStore = (url: string, schema?: string) =>
+  openStore(url, {
+    migrate: false,
+    mustExist: true,
+    readonly: readsAsFile(url),
+    allowAsciiOnlyCtype: true,
+    ...inSchema(url, schema),
+  });
 
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   let exitCode = 0;
-  const withStore = async (url: string, body: (store: SessionStore) => Promise<void>, migrate = true) => {
-    await using(await openStore(url, { migrate }), body);
+  /** `--schema`: the Postgres schema of every store the command opens (copy and verify: per side). */
+  const globalSchema = (): string | undefined => program.opts<{ schema?: string }>().schema;
+  const withStore = async (
+    url: string,
+    body: (store: SessionStore) => Promise<void>,
+    migrate = true,
+    schema = globalSchema(),
+  ) => {
+    await using(await openStore(url, { migrate, ...inSchema(url, schema) }), body);
   };
   /** For the commands that only read: see openForReading. */
-  const readingStore = async (url: string, body: (store: SessionStore) => Promise<void>) => {
-    await using(await openForReading(url), body);
+  const readingStore = async (url: string, body: (store: SessionStore) => Promise<void>, schema = globalSchema()) => {
+    await using(await openForReading(url, schema), body);
   };
 
   const program = new Command()
@@ -249,6 +287,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       'Operate hermes-sessiondb stores: migrate, import Hermes state.db files, copy between stores, verify, search, report, export, prune.',
     )
     .version(packageVersion(), '-V, --version', 'print the version of hermes-sessiondb')
+    .option(
+      '--schema <name>',
+      'Postgres/PGlite: the schema the store lives in (openStore option schema; default public)',
+    )
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .showHelpAfterError()
@@ -290,7 +332,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     .action(async (o: { db: string }) => {
       // Never creates a file or directory; on a server an empty database is reported (all pending), not refused.
       const mustExist = parseStoreUrl(o.db).backend !== 'postgres';
-      await using(await openStore(o.db, { migrate: false, mustExist, readonly: readsAsFile(o.db) }), async (store) => {
+      const options = { migrate: false, mustExist, readonly: readsAsFile(o.db), ...inSchema(o.db, globalSchema()) };
+      await using(await openStore(o.db, options), async (store) => {
         const s = await store.migrationStatus();
         io.out(
           `${store.url}\n  applied: ${s.applied.join(', ') || 'none'}\n  pending: ${s.pending.join(', ') || 'none'}\n`,
@@ -369,6 +412,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     )
     .addOption(new Option('--from <url>', 'the store to copy from (only read)').makeOptionMandatory())
     .addOption(new Option('--to <url>', 'the store to copy into (migrated first)').makeOptionMandatory())
+    .option('--from-schema <name>', 'Postgres/PGlite: the schema of the --from store (default: --schema)')
+    .option('--to-schema <name>', 'Postgres/PGlite: the schema of the --to store (default: --schema)')
     .addOption(mergeOption())
     .addOption(nulOption())
     .option('--no-verify', 'skip comparing the stores afterwards')
@@ -376,8 +421,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       'after',
       '\nExamples:\n  hermes-sessiondb copy --from sqlite:./sessions.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb copy --from postgres://app@db/sessions --to sqlite:./backup.db\n\nIds and timestamps are kept; running it again adds only what is missing. Exit code 1 when verification fails.',
     )
-    .action(async (o: TransferFlags & { from: string; to: string }) => {
-      if (sameStore(o.from, o.to)) {
+    .action(async (o: TransferFlags & SideSchemas & { from: string; to: string }) => {
+      const fromSchema = o.fromSchema ?? globalSchema();
+      const toSchema = o.toSchema ?? globalSchema();
+      if (sameStore(o.from, o.to) && (fromSchema ?? 'public') === (toSchema ?? 'public')) {
         throw new UsageError(`--from and --to name the same store (${redactUrl(o.to)})`);
       }
       if (await isHermesFile(o.from))
@@ -385,23 +432,28 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
           `${o.from} is a Hermes state.db, not a store; use: hermes-sessiondb import ${o.from} --to ${o.to}`,
         );
       // The source first, so a missing one never creates the target.
-      const from = await openSourceStore(o.from);
+      const from = await openSourceStore(o.from, fromSchema);
       try {
-        await withStore(o.to, async (to) => {
-          const progress = progressPrinter(io.err, io.errIsTTY === true);
-          const report = await copyStore(from, to, {
-            ...transferOptions(o),
-            verify: o.verify,
-            onProgress: progress.update,
-          });
-          progress.finish();
-          if (report.nulReplaced > 0)
-            io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
-          io.out(
-            `Copied ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
-              `(${rate(report.messages, report.seconds)} msg/s) from ${from.url} into ${to.url}${verdict(report.verification)}\n`,
-          );
-        });
+        await withStore(
+          o.to,
+          async (to) => {
+            const progress = progressPrinter(io.err, io.errIsTTY === true);
+            const report = await copyStore(from, to, {
+              ...transferOptions(o),
+              verify: o.verify,
+              onProgress: progress.update,
+            });
+            progress.finish();
+            if (report.nulReplaced > 0)
+              io.err(`note: NUL characters replaced with U+FFFD in ${fmt(report.nulReplaced)} row(s)\n`);
+            io.out(
+              `Copied ${fmt(report.sessions)} sessions, ${fmt(report.messages)} messages in ${report.seconds.toFixed(1)} s ` +
+                `(${rate(report.messages, report.seconds)} msg/s) from ${from.url} into ${to.url}${verdict(report.verification)}\n`,
+            );
+          },
+          true,
+          toSchema,
+        );
       } finally {
         await from.close();
       }
@@ -419,24 +471,31 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       ).makeOptionMandatory(),
     )
     .addOption(new Option('--to <url>', 'the store to check').makeOptionMandatory())
+    .option('--from-schema <name>', 'Postgres/PGlite: the schema of a --from store (default: --schema)')
+    .option('--to-schema <name>', 'Postgres/PGlite: the schema of the --to store (default: --schema)')
     .addHelpText(
       'after',
       '\nExamples:\n  hermes-sessiondb verify --from ~/.hermes/state.db --to postgres://app@127.0.0.1:5432/sessions\n  hermes-sessiondb verify --from sqlite:./sessions.db --to pglite:./pgdata\n\nExit code 1 when they differ.',
     )
-    .action(async (o: { from: string; to: string }) => {
+    .action(async (o: SideSchemas & { from: string; to: string }) => {
       parseStoreUrl(o.to); // a malformed target is a usage error before the source is opened
-      const from = await openSource(o.from);
+      const from = await openSource(o.from, o.fromSchema ?? globalSchema());
+      const toSchema = o.toSchema ?? globalSchema();
       try {
-        await readingStore(o.to, async (to) => {
-          const r = await verifyTransfer(from.source, to);
-          io.out(
-            `sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
-              `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`,
-          );
-          for (const p of r.problems) io.out(`  ${p}\n`);
-          io.out(r.ok ? 'verified: the stores agree.\n' : 'verification failed.\n');
-          if (!r.ok) exitCode = 1;
-        });
+        await readingStore(
+          o.to,
+          async (to) => {
+            const r = await verifyTransfer(from.source, to);
+            io.out(
+              `sessions ${fmt(r.sessions.from)} / ${fmt(r.sessions.to)}, messages ${fmt(r.messages.from)} / ${fmt(r.messages.to)}, ` +
+                `search spot-checks ${r.spotChecks.filter((c) => c.same).length}/${r.spotChecks.length}\n`,
+            );
+            for (const p of r.problems) io.out(`  ${p}\n`);
+            io.out(r.ok ? 'verified: the stores agree.\n' : 'verification failed.\n');
+            if (!r.ok) exitCode = 1;
+          },
+          toSchema,
+        );
       } finally {
         await from.close();
       }
@@ -559,7 +618,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     )
     .action(async (o: { db: string; olderThan: number; source?: string; dryRun?: boolean }) => {
       // Nothing to prune in a store that is not there: a missing database is an error, never created.
-      await using(await openStore(o.db, { mustExist: true }), async (store) => {
+      await using(await openStore(o.db, { mustExist: true, ...inSchema(o.db, globalSchema()) }), async (store) => {
         if (o.dryRun) {
           const n = await store.sessions.countPrunable(o.olderThan, o.source ?? null);
           io.out(`would prune ${n} session${n === 1 ? '' : 's'} (dry run; nothing deleted)\n`);
