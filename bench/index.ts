@@ -1,66 +1,125 @@
-/** `npm run bench`: every benchmark, one table. Figures, never assertions. */
+/**
+ * `npm run bench`: every benchmark, one table each. Figures, never assertions.
+ *   --only search,import,append   run only these sections (default: all)
+ *   --json FILE                   also write every figure as JSON (bench/results.ts), for bench/compare.ts
+ */
+import fs from 'node:fs';
 import os from 'node:os';
+import { parseArgs } from 'node:util';
 import { benchAppend } from './append.js';
 import { benchImport } from './import.js';
+import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
+
+const SECTIONS = ['search', 'import', 'append'] as const;
+const { values: args } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== '--'),
+  options: { json: { type: 'string' }, only: { type: 'string' } },
+});
+const only = args.only ? args.only.split(',').map((s) => s.trim()) : [...SECTIONS];
+const unknown = only.filter((s) => !(SECTIONS as readonly string[]).includes(s));
+if (unknown.length > 0) {
+  console.error(`--only takes ${SECTIONS.join(', ')}; got ${unknown.join(', ')}`);
+  process.exit(2);
+}
+const runs = (section: (typeof SECTIONS)[number]) => only.includes(section);
+const cpus = `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`;
+const results: BenchResults = {
+  startedAt: new Date().toISOString(),
+  node: process.version,
+  cpus,
+  settings: {
+    runs: Number(process.env.BENCH_RUNS ?? 5),
+    messages: Number(process.env.BENCH_MESSAGES ?? 200_000),
+    sections: only.join(','),
+  },
+  metrics: [],
+};
+const metric = (m: BenchMetric) => results.metrics.push(m);
 
 const fmt = (n: number) => n.toFixed(2).padStart(8);
 console.log(
-  `hermes-sessiondb bench — ${new Date().toISOString().slice(0, 10)} — node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+  `hermes-sessiondb bench — ${results.startedAt.slice(0, 10)} — node ${process.version}, ${cpus}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
 );
-const { rows, notes } = await benchSearch();
-for (const n of notes) console.log(n);
-console.log(
-  `\n| backend  | search case (limit 20)  | queries |  p50 ms |  p95 ms |  max ms | hits/query | top 20 = Hermes | longest stall ms |\n|----------|-------------------------|---------|---------|---------|---------|------------|-----------------|------------------|`,
-);
-for (const r of rows) {
-  const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+if (runs('search')) {
+  const { rows, notes } = await benchSearch();
+  for (const n of notes) console.log(n);
   console.log(
-    `| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`,
+    `\n| backend  | search case (limit 20)  | queries |  p50 ms |  p95 ms |  max ms | hits/query | top 20 = Hermes | longest stall ms |\n|----------|-------------------------|---------|---------|---------|---------|------------|-----------------|------------------|`,
   );
+  for (const r of rows) {
+    metric({ key: `search/${r.backend}: ${r.case} p50`, value: r.p50, unit: 'ms', higherIsBetter: false });
+    metric({ key: `search/${r.backend}: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
+    const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+    console.log(
+      `| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`,
+    );
+  }
 }
 
-const imported = await benchImport(
-  Number(process.env.BENCH_MESSAGES ?? 200_000),
-  process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test',
-);
-for (const n of imported.notes) console.log(n);
-console.log(
-  `\n| transfer                    | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`,
-);
-for (const r of imported.rows)
-  console.log(
-    `| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`,
+if (runs('import')) {
+  const imported = await benchImport(
+    Number(process.env.BENCH_MESSAGES ?? 200_000),
+    process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test',
   );
-if (imported.exported) {
-  const e = imported.exported;
+  for (const n of imported.notes) console.log(n);
   console.log(
-    `\n| export (CLI, SQLite → JSON lines, own process) | messages | seconds | peak RSS MiB | longest stall ms |\n|-----------------------------------------------|----------|---------|--------------|------------------|`,
+    `\n| transfer                    | messages | seconds |   msg/s |\n|-----------------------------|----------|---------|---------|`,
   );
-  console.log(
-    `| ${'streamed a page at a time'.padEnd(45)} | ${String(e.messages).padStart(8)} | ${e.seconds.toFixed(1).padStart(7)} | ${e.peakRssMiB.toFixed(0).padStart(12)} | ${e.stallMs.toFixed(1).padStart(16)} |`,
-  );
+  for (const r of imported.rows) {
+    metric({ key: `import/${r.target} seconds`, value: r.seconds, unit: 's', higherIsBetter: false });
+    console.log(
+      `| ${r.target.padEnd(27)} | ${String(r.messages).padStart(8)} | ${r.seconds.toFixed(1).padStart(7)} | ${Math.round(r.rate).toString().padStart(7)} |`,
+    );
+  }
+  if (imported.exported) {
+    const e = imported.exported;
+    metric({ key: 'export/streamed seconds', value: e.seconds, unit: 's', higherIsBetter: false });
+    metric({ key: 'export/streamed peak RSS', value: e.peakRssMiB, unit: 'MiB', higherIsBetter: false });
+    console.log(
+      `\n| export (CLI, SQLite → JSON lines, own process) | messages | seconds | peak RSS MiB | longest stall ms |\n|-----------------------------------------------|----------|---------|--------------|------------------|`,
+    );
+    console.log(
+      `| ${'streamed a page at a time'.padEnd(45)} | ${String(e.messages).padStart(8)} | ${e.seconds.toFixed(1).padStart(7)} | ${e.peakRssMiB.toFixed(0).padStart(12)} | ${e.stallMs.toFixed(1).padStart(16)} |`,
+    );
+  }
 }
 
-const appended = await benchAppend(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
-for (const n of appended.notes) console.log(n);
-console.log(
-  `\nmedians of ${process.env.BENCH_RUNS ?? 5} runs; ratio = figure / baseline (for ms, baseline / figure: above 1 is faster)`,
-);
-console.log(
-  `\n| case                                                        |     figure | baseline                    |   baseline |  ratio |\n|-------------------------------------------------------------|------------|-----------------------------|------------|--------|`,
-);
-for (const r of appended.rows) {
-  const fig = r.unit === 'ms' ? `${r.value.toFixed(3)} ms` : `${Math.round(r.value)} msg/s`;
-  const base = r.baseline
-    ? r.unit === 'ms'
-      ? `${r.baseline.value.toFixed(3)} ms`
-      : `${Math.round(r.baseline.value)} msg/s`
-    : '';
-  const ratio = r.baseline
-    ? (r.unit === 'ms' ? r.baseline.value / r.value : r.value / r.baseline.value).toFixed(2)
-    : '';
+if (runs('append')) {
+  const appended = await benchAppend(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+  for (const n of appended.notes) console.log(n);
   console.log(
-    `| ${r.case.padEnd(59)} | ${fig.padStart(10)} | ${(r.baseline?.label ?? '').padEnd(27)} | ${base.padStart(10)} | ${ratio.padStart(6)} |`,
+    `\nmedians of ${process.env.BENCH_RUNS ?? 5} runs; ratio = figure / baseline (for ms, baseline / figure: above 1 is faster)`,
+  );
+  console.log(
+    `\n| case                                                        |     figure | baseline                    |   baseline |  ratio |\n|-------------------------------------------------------------|------------|-----------------------------|------------|--------|`,
+  );
+  for (const r of appended.rows) {
+    metric({
+      key: `append/${r.case}`,
+      value: r.value,
+      unit: r.unit,
+      higherIsBetter: r.unit === 'msg/s',
+      ...(r.baseline ? { baseline: r.baseline } : {}),
+    });
+    const fig = r.unit === 'ms' ? `${r.value.toFixed(3)} ms` : `${Math.round(r.value)} msg/s`;
+    const base = r.baseline
+      ? r.unit === 'ms'
+        ? `${r.baseline.value.toFixed(3)} ms`
+        : `${Math.round(r.baseline.value)} msg/s`
+      : '';
+    const ratio = r.baseline
+      ? (r.unit === 'ms' ? r.baseline.value / r.value : r.value / r.baseline.value).toFixed(2)
+      : '';
+    console.log(
+      `| ${r.case.padEnd(59)} | ${fig.padStart(10)} | ${(r.baseline?.label ?? '').padEnd(27)} | ${base.padStart(10)} | ${ratio.padStart(6)} |`,
+    );
+  }
+}
+
+if (args.json) {
+  fs.writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(
+    `\nwrote ${results.metrics.length} figures to ${args.json} (compare two runs: npm run bench:compare -- a.json b.json)`,
   );
 }
