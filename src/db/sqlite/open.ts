@@ -57,11 +57,7 @@ export function openSqlite(filePath: string, memory: boolean, options: SqliteOpe
   }
 
   try {
-    applyBusyTimeout(client, options.busyTimeoutMs);
-    // Reading the header proves the file is a database before we change anything in it.
-    client.pragma('schema_version', { simple: true });
-    if (!options.readonly) client.pragma(`synchronous = ${options.synchronous}`);
-    client.pragma('foreign_keys = ON');
+    applyConnectionPragmas(client, options);
     return client;
   } catch (error) {
     client.close();
@@ -97,15 +93,24 @@ export function adoptSqlite(
       );
     }
     const previousBusyTimeout = Number(client.pragma('busy_timeout', { simple: true }));
-    applyBusyTimeout(client, options.busyTimeoutMs);
-    client.pragma('schema_version', { simple: true });
-    if (!client.readonly) client.pragma(`synchronous = ${options.synchronous}`);
-    client.pragma('foreign_keys = ON');
+    applyConnectionPragmas(client, options);
     return previousBusyTimeout;
   } catch (error) {
     if (error instanceof ValidationError) throw error;
     throw new ConnectionError(where, describe(error), { cause: error });
   }
+}
+
+/** The pragmas every connection of a store gets, ours or the app's; the journal mode follows at activation. */
+function applyConnectionPragmas(
+  client: Database.Database,
+  options: Pick<SqliteOpenOptions, 'busyTimeoutMs' | 'synchronous'>,
+): void {
+  applyBusyTimeout(client, options.busyTimeoutMs);
+  // Reading the header proves the file is a database before we change anything in it.
+  client.pragma('schema_version', { simple: true });
+  if (!client.readonly) client.pragma(`synchronous = ${options.synchronous}`);
+  client.pragma('foreign_keys = ON');
 }
 
 /** How long one statement waits for a lock inside SQLite (synchronously: it blocks the event loop). */
