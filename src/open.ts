@@ -103,8 +103,13 @@ export const openStoreOptionsSchema = z
 
 export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
 
-/** Options that only make sense for a pool we open from a postgres:// URL. */
-const POSTGRES_URL_OPTIONS = ['ssl', 'statementTimeoutMs', 'poolSize', 'connectTimeoutSeconds'] as const;
+/** Options that only make sense for a pool we open from a postgres:// URL, and postgres.js' own name for each. */
+const POSTGRES_URL_OPTIONS = {
+  ssl: 'ssl',
+  statementTimeoutMs: 'connection: { statement_timeout }',
+  poolSize: 'max',
+  connectTimeoutSeconds: 'connect_timeout',
+} as const;
 
 /**
  * Refuse an option the target cannot honour, rather than ignore it: ssl and statementTimeoutMs only reach a
@@ -112,17 +117,14 @@ const POSTGRES_URL_OPTIONS = ['ssl', 'statementTimeoutMs', 'poolSize', 'connectT
  */
 function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreOptions, backendName: string): void {
   if (backendName === 'postgres' && target.kind === 'url') return;
-  for (const name of POSTGRES_URL_OPTIONS) {
-    if (options[name] === undefined) continue;
+  for (const [name, postgresJsName] of Object.entries(POSTGRES_URL_OPTIONS)) {
+    if (options[name as keyof typeof POSTGRES_URL_OPTIONS] === undefined) continue;
     // poolSize and connectTimeoutSeconds are ignored by SQLite and PGlite URLs, as they always were.
     if (target.kind === 'url' && (name === 'poolSize' || name === 'connectTimeoutSeconds')) continue;
-    const why =
-      target.kind === 'url'
-        ? `it applies to postgres:// URLs only, not to ${backendName}`
-        : `the ${target.kind} client was passed in, so it is configured by the app` +
-          (target.kind === 'postgres'
-            ? ` (set it where the client is created: postgres(url, { ${name === 'statementTimeoutMs' ? 'connection: { statement_timeout }' : name === 'poolSize' ? 'max' : name === 'connectTimeoutSeconds' ? 'connect_timeout' : name} }))`
-            : '');
+    let why = `it applies to postgres:// URLs only, not to ${backendName}`;
+    if (target.kind !== 'url') why = `the ${target.kind} client was passed in, so it is configured by the app`;
+    if (target.kind === 'postgres')
+      why += ` (set it where the client is created: postgres(url, { ${postgresJsName} }))`;
     throw new ValidationError(`options.${name}`, why);
   }
 }

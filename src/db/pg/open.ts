@@ -74,9 +74,6 @@ export const postgresSessionSettings = {
   gin_fuzzy_search_limit: '0',
 } as const;
 
-/** The old internal name of `postgresSessionSettings`. */
-export const SESSION_SETTINGS = postgresSessionSettings;
-
 /**
  * What a client we did not open must already have (we cannot change its startup parameters, and a SET would
  * change the app's own queries): each check says why it matters. Time zone, interval style and bytea output do
