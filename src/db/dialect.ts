@@ -91,6 +91,25 @@ export interface WriteOptions {
   readonly lane?: string;
 }
 
+/** A validated message for appendMessage: JS values, encoded by the dialect; `toolCallCount` bumps the counter. */
+export interface AppendedMessage {
+  readonly sessionId: string;
+  readonly role: string;
+  readonly content: MessageContentInput | null | undefined;
+  readonly timestamp: number;
+  readonly toolCallCount: number;
+  readonly toolName?: string | null;
+  readonly toolCalls?: JsonInput | null;
+  readonly toolCallId?: string | null;
+  readonly tokenCount?: number | null;
+  readonly finishReason?: string | null;
+  readonly reasoning?: string | null;
+  readonly reasoningContent?: string | null;
+  readonly reasoningDetails?: JsonInput | null;
+  readonly codexReasoningItems?: JsonInput | null;
+  readonly codexMessageItems?: JsonInput | null;
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'pg';
   /** Our tables as runtime SQL names them: schema-qualified on Postgres (never through search_path), bare on SQLite. */
@@ -153,6 +172,12 @@ export interface Dialect {
   read<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
+  /**
+   * appendMessage's hot path: bump the session's counters and insert the row in one transaction, as
+   * sql/messages.ts' appendMessageOp does; resolves to the new id, rejects with SessionNotFoundError when the
+   * session does not exist. Appends to one session commit in the order they were requested.
+   */
+  appendMessage(message: AppendedMessage): Promise<number>;
   /** Refuse new operations (StoreClosedError) and wait until every one already started has settled (called before closing). */
   settle(): Promise<void>;
   /**

@@ -4,10 +4,10 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MessageContentInput } from '../codecs/content.js';
-import { type JsonInput, isTruthy } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
 import { type Op, exec, first, rows } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
+import { type MessageFields, messageValues } from '../sql/messages.js';
 import type { AnchoredView, ConversationMessage, HermesRole, MessageRow, MessagesAround } from '../types.js';
 import type { RepoContext } from './context.js';
 import { toConversation } from './conversation.js';
@@ -16,18 +16,7 @@ import { decodeMessage } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
-export interface MessageFields {
-  toolName?: string | null;
-  toolCalls?: JsonInput | null;
-  toolCallId?: string | null;
-  tokenCount?: number | null;
-  finishReason?: string | null;
-  reasoning?: string | null;
-  reasoningContent?: string | null;
-  reasoningDetails?: JsonInput | null;
-  codexReasoningItems?: JsonInput | null;
-  codexMessageItems?: JsonInput | null;
-}
+export type { MessageFields };
 
 export interface ReplacementMessage extends MessageFields {
   role?: string;
@@ -39,14 +28,6 @@ export function toolCallCount(toolCalls: unknown): number {
   if (toolCalls === null || toolCalls === undefined) return 0;
   return Array.isArray(toolCalls) ? toolCalls.length : 1;
 }
-
-/** JSON payloads are stored only when truthy (so [] and {} store NULL), as Hermes does. */
-const jsonIfTruthy = (v: JsonInput | null | undefined) => (isTruthy(v) ? v : null);
-
-const INSERT_COLUMNS = sql.raw(
-  'session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, ' +
-    'reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items',
-);
 
 /** Rows per multi-row INSERT: 16 parameters a row stays far below Postgres' 65,535 and SQLite's 32,766. */
 const INSERT_BATCH = 1000;
@@ -65,17 +46,7 @@ export class MessageRepo {
     timestamp: number,
     withReasoning: boolean,
   ): { columns: SQL; values: SQL } {
-    const { d } = this.ctx;
-    const c = d.contentInsert(content);
-    const r = withReasoning;
-    return {
-      columns: sql`${INSERT_COLUMNS}, ${c.columns}`,
-      values: sql`(${d.text(sessionId)}, ${d.text(role)}, ${d.freeText(f.toolCallId)}, ${d.json(jsonIfTruthy(f.toolCalls))},
-        ${d.freeText(f.toolName)}, ${d.time(timestamp)}, ${d.int(f.tokenCount)}, ${d.freeText(f.finishReason)},
-        ${d.freeText(r ? f.reasoning : null)}, ${d.freeText(r ? f.reasoningContent : null)},
-        ${d.json(r ? jsonIfTruthy(f.reasoningDetails) : null)}, ${d.json(r ? jsonIfTruthy(f.codexReasoningItems) : null)},
-        ${d.json(r ? jsonIfTruthy(f.codexMessageItems) : null)}, ${c.values})`,
-    };
+    return messageValues(this.ctx.d, sessionId, role, content, f, timestamp, withReasoning);
   }
 
   /**
@@ -93,23 +64,14 @@ export class MessageRepo {
     role = v.validate(v.role, role, 'role');
     content = v.validate(v.content, content, 'content');
     const fields: MessageFields = v.validate(v.appendMessageOptions, options, 'options');
-    const row = this.values(sessionId, role, content, fields, this.ctx.now(), true);
-    const toolCalls = toolCallCount(fields.toolCalls);
-    return d.write(
-      function* () {
-        // The counter update doubles as the existence check (and, on Postgres, locks the session row).
-        const touched = yield* rows(sql`
-        UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + 1,
-                            tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
-        WHERE id = ${d.text(sessionId)} RETURNING id`);
-        if (touched.length === 0) throw new SessionNotFoundError(sessionId);
-        const inserted = yield* first<{ id: unknown }>(
-          sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values} RETURNING id`,
-        );
-        return d.decode.int(inserted!.id);
-      },
-      { lane: sessionId },
-    );
+    return d.appendMessage({
+      ...fields,
+      sessionId,
+      role,
+      content,
+      timestamp: this.ctx.now(),
+      toolCallCount: toolCallCount(fields.toolCalls),
+    });
   }
 
   /**

@@ -7,7 +7,16 @@ import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructur
 import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import type { BulkColumn, BulkType, Dialect, SearchStatements, ValueDecoders, WriteOptions } from '../dialect.js';
+import type {
+  AppendedMessage,
+  BulkColumn,
+  BulkType,
+  Dialect,
+  SearchStatements,
+  ValueDecoders,
+  WriteOptions,
+} from '../dialect.js';
+import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
@@ -256,6 +265,10 @@ export class PgDialect implements Dialect {
       });
       return result;
     });
+  }
+
+  appendMessage(message: AppendedMessage): Promise<number> {
+    return this.write(appendMessageOp(this, message), { lane: message.sessionId });
   }
 
   private readonly gate = new CallGate();

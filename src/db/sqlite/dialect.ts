@@ -8,7 +8,8 @@ import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.j
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
-import type { BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { sqliteTableNames } from '../../sql/tables.js';
@@ -224,6 +225,10 @@ export class SqliteDialect implements Dialect {
           if (this.queued.length === 1 && !this.flushing) setImmediate(() => this.flushNext());
         }),
     );
+  }
+
+  appendMessage(message: AppendedMessage): Promise<number> {
+    return this.write(appendMessageOp(this, message));
   }
 
   /**
