@@ -7,11 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchAppend } from './append.js';
+import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
 
-const SECTIONS = ['search', 'import', 'append'] as const;
+const SECTIONS = ['search', 'import', 'append', 'coldstart'] as const;
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
   options: { json: { type: 'string' }, only: { type: 'string' } },
@@ -113,6 +114,28 @@ if (runs('append')) {
       : '';
     console.log(
       `| ${r.case.padEnd(59)} | ${fig.padStart(10)} | ${(r.baseline?.label ?? '').padEnd(27)} | ${base.padStart(10)} | ${ratio.padStart(6)} |`,
+    );
+  }
+}
+
+if (runs('coldstart')) {
+  const cold = await benchColdStart();
+  for (const n of cold.notes) console.log(n);
+  console.log(
+    `\n| cold start (fresh node process)                 | wall ms |  cpu ms | baseline                                     | baseline ms | over baseline ms |\n|-------------------------------------------------|---------|---------|----------------------------------------------|-------------|------------------|`,
+  );
+  for (const r of cold.rows) {
+    metric({
+      key: `coldstart/${r.case}`,
+      value: r.wallMs,
+      unit: 'ms',
+      higherIsBetter: false,
+      ...(r.baseline ? { baseline: { label: r.baseline.label, value: r.baseline.wallMs } } : {}),
+    });
+    metric({ key: `coldstart/${r.case} cpu`, value: r.cpuMs, unit: 'ms', higherIsBetter: false });
+    const over = r.baseline ? (r.wallMs - r.baseline.wallMs).toFixed(0) : '';
+    console.log(
+      `| ${r.case.padEnd(47)} | ${r.wallMs.toFixed(0).padStart(7)} | ${r.cpuMs.toFixed(0).padStart(7)} | ${(r.baseline?.label ?? '').padEnd(44)} | ${(r.baseline?.wallMs.toFixed(0) ?? '').padStart(11)} | ${over.padStart(16)} |`,
     );
   }
 }

@@ -135,7 +135,9 @@ function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreO
  * in stays the app's: closing the store leaves it open.
  */
 export async function openStore(target: StoreTarget, options: OpenStoreOptions = {}): Promise<AnySessionStore> {
-  const parsedOptions = openStoreOptionsSchema.safeParse(options);
+  // Parsed once per store: zod's compiled fast path (built with new Function on a schema's first parse) would
+  // cost several times the parse itself, at every process start.
+  const parsedOptions = openStoreOptionsSchema.safeParse(options, { jitless: true });
   if (!parsedOptions.success) {
     const issue = parsedOptions.error.issues[0];
     const field = ['options', ...(issue?.path ?? [])].join('.');

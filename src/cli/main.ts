@@ -10,18 +10,34 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { writeHermesExport } from '../codecs/hermes-export.js';
+import type { writeHermesExport as WriteHermesExport } from '../codecs/hermes-export.js';
 import { parseStoreUrl, redactUrl } from '../db/url.js';
-import { copyStore } from '../transfer/copy.js';
-import { importFromSource } from '../transfer/hermes-import.js';
+import type { openStore as OpenStore } from '../open.js';
+import type { copyStore as CopyStore } from '../transfer/copy.js';
+import type { importFromSource as ImportFromSource } from '../transfer/hermes-import.js';
 import type { TransferOptions } from '../transfer/pipeline.js';
-import { HermesFileSource, type RowSource, storeSource } from '../transfer/sources.js';
-import { type VerifyReport, verifyTransfer } from '../transfer/verify.js';
+import type { HermesFileSource, RowSource } from '../transfer/sources.js';
+import type { VerifyReport, verifyTransfer as VerifyTransfer } from '../transfer/verify.js';
 import { fmt, progressPrinter } from './progress.js';
 import { SessionDbError, StoreNotFoundError } from '../errors.js';
-import { openStore } from '../open.js';
 import type { SessionStore } from '../store.js';
 import type { SearchSort } from '../types.js';
+
+// The library (drivers, schemas, validation) is loaded when a command runs: --help, --version and a usage
+// error load none of it, and start as fast as node itself.
+const openStore = async (...args: Parameters<typeof OpenStore>) => (await import('../open.js')).openStore(...args);
+const copyStore = async (...args: Parameters<typeof CopyStore>) =>
+  (await import('../transfer/copy.js')).copyStore(...args);
+const importFromSource = async (...args: Parameters<typeof ImportFromSource>) =>
+  (await import('../transfer/hermes-import.js')).importFromSource(...args);
+const verifyTransfer = async (...args: Parameters<typeof VerifyTransfer>) =>
+  (await import('../transfer/verify.js')).verifyTransfer(...args);
+const writeHermesExport = async (...args: Parameters<typeof WriteHermesExport>) =>
+  (await import('../codecs/hermes-export.js')).writeHermesExport(...args);
+const openHermesFile = async (file: string): Promise<HermesFileSource> =>
+  (await import('../transfer/sources.js')).HermesFileSource.open(file);
+const storeSource = async (store: SessionStore): Promise<RowSource> =>
+  (await import('../transfer/sources.js')).storeSource(store);
 
 export const DEFAULT_DB = 'sqlite:./hermes-sessiondb.db';
 
@@ -244,11 +260,11 @@ async function writeFileStreamed<T>(
 async function openSource(url: string, schema?: string): Promise<{ source: RowSource; close(): Promise<void> }> {
   const hermes = await isHermesFile(url);
   if (hermes) {
-    const file = await HermesFileSource.open(hermes);
+    const file = await openHermesFile(hermes);
     return { source: file, close: async () => file.close() };
   }
   const store = await openSourceStore(url, schema);
-  return { source: storeSource(store), close: () => store.close() };
+  return { source: await storeSource(store), close: () => store.close() };
 }
 
 /**
@@ -370,7 +386,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
       parseStoreUrl(o.to); // a malformed target is a usage error before the (possibly long) snapshot
       // The source first, so a missing or unreadable file never creates the target.
       if (!fs.existsSync(file)) throw new NotReadyError(`Cannot import ${file}: no such file`);
-      const source = await HermesFileSource.open(file);
+      const source = await openHermesFile(file);
       try {
         await withStore(o.to, async (store) => {
           const progress = progressPrinter(io.err, io.errIsTTY === true);

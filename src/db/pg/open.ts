@@ -5,8 +5,7 @@
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { ConnectionError, StoreClosedError, ValidationError } from '../../errors.js';
 import type * as pgSchema from '../../schema/pg.js';
 import { hermesPgTables } from '../../schema/pg.js';
@@ -101,6 +100,25 @@ const REQUIRED_SETTINGS: ReadonlyArray<{
 ];
 
 const compiler = new DrizzlePgCompiler();
+
+/**
+ * postgres.js and Drizzle's adapter for it, loaded when a store on a server is opened (openPostgres,
+ * adoptPostgres): SQLite and PGlite users, and every process that only imports the package, never load them.
+ */
+let postgresJs: { connect: typeof postgres; drizzle: typeof import('drizzle-orm/postgres-js').drizzle } | undefined;
+async function loadPostgresJs(): Promise<NonNullable<typeof postgresJs>> {
+  if (!postgresJs) {
+    const [driver, adapter] = await Promise.all([import('postgres'), import('drizzle-orm/postgres-js')]);
+    postgresJs = { connect: driver.default, drizzle: adapter.drizzle };
+  }
+  return postgresJs;
+}
+
+/** Drizzle over a postgres.js client; reached only through openPostgres or adoptPostgres, which load it first. */
+function drizzlePostgres(client: postgres.Sql, config: { schema: ReturnType<typeof hermesPgTables> }) {
+  if (!postgresJs) throw new Error('postgres.js is not loaded: open the store with openPostgres or adoptPostgres');
+  return postgresJs.drizzle(client, config);
+}
 const PREPARE_MAX_CHARS = 4096;
 
 export interface PostgresOpenOptions {
@@ -116,8 +134,9 @@ export interface PostgresOpenOptions {
 
 export async function openPostgres(url: string, options: PostgresOpenOptions): Promise<OpenedPg> {
   const where = redactUrl(url);
+  const { connect: postgresJsClient } = await loadPostgresJs();
   const connect = () =>
-    postgres(url, {
+    postgresJsClient(url, {
       max: options.poolSize,
       connect_timeout: options.connectTimeoutSeconds,
       onnotice: () => {}, // "extension already exists, skipping" and friends are not news
@@ -162,6 +181,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
  * the client is never ended: close() only stops our own use of it.
  */
 export async function adoptPostgres(client: postgres.Sql, where: string, schema?: string): Promise<OpenedPg> {
+  await loadPostgresJs();
   const transform = (client.options as unknown as { transform?: Record<string, unknown> }).transform ?? {};
   const transformed = ['column', 'value', 'row'].filter((key) => {
     const part = transform[key] as { from?: unknown; to?: unknown } | undefined;
