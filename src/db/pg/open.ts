@@ -25,6 +25,11 @@ export interface OpenedPg {
   readonly db: PgDb;
   /** Run one query outside a transaction on the current pool (what reads use). */
   execute(query: SQL): Promise<unknown>;
+  /**
+   * Run one statement outside a transaction (atomic on its own), as a named prepared statement: text built
+   * once, bare parameters per call (the hot writes). Its rows.
+   */
+  statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -226,15 +231,16 @@ function poolSession(
   // Reads sent to the current pool and not yet answered. A query still queued in a pool when it ends is
   // never answered either: once a retired pool has ended, each read left is run again on the fresh pool
   // (it was never sent; a read is safe to repeat anyway), and once the store is closed, rejected.
+  // The same holds for a single statement (a write outside a transaction): stranded, it was never sent.
   let reading = new Set<() => void>();
-  function execute(query: SQL): Promise<unknown> {
+  function onPool<T>(send: () => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       const attempt = () => {
         if (closed) return reject(new StoreClosedError());
         const pending = reading;
         const again = () => attempt();
         pending.add(again);
-        db.execute(query).then(
+        send().then(
           (result) => pending.delete(again) && resolve(result),
           (error: unknown) => pending.delete(again) && reject(error),
         );
@@ -242,6 +248,9 @@ function poolSession(
       attempt();
     });
   }
+  const execute = (query: SQL): Promise<unknown> => onPool(() => db.execute(query));
+  const statement = (text: string, params: readonly unknown[]) =>
+    onPool(() => client.unsafe(text, params as never[], { prepare: true }) as Promise<Array<Record<string, unknown>>>);
   const rerunStranded = (pending: Set<() => void>) => {
     const stranded = [...pending];
     pending.clear();
@@ -332,6 +341,7 @@ function poolSession(
       return db;
     },
     execute,
+    statement,
     transaction,
     close: async () => {
       closed = true;
