@@ -3,7 +3,9 @@
  * (sql/messages.ts appendMessageOp: UPDATE, then INSERT, in a transaction). Both must write the same row and
  * move the same counters: checked here column by column (every column, the generated search columns and the
  * postings the triggers maintain included) for plain and structured content, NUL and U+FFFF, reasoning
- * fields and tool calls, on PGlite and the server, in the default layout and in a schema of its own.
+ * fields and tool calls, on PGlite and the server, in the default layout and in a schema of its own. Appends
+ * that queue up go together in one statement of many rows (db/pg/append-queue.ts): the same check holds for
+ * it, and a batch with a failing append fails that one alone.
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,8 @@ import type { AppendedMessage } from '../../src/db/dialect.js';
 import { PgDialect } from '../../src/db/pg/dialect.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { appendMessageOp } from '../../src/sql/messages.js';
+import { pgAppendStatements } from '../../src/sql/pg-append.js';
+import { AppendQueue } from '../../src/db/pg/append-queue.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
 
 const harnesses: Harness[] = [
@@ -131,6 +135,96 @@ for (const h of harnesses) {
         expect(read.map((m) => m.content)).toEqual((await store.getMessages('generic')).map((m) => m.content));
         expect(read[3]!.content).toBe(MESSAGES[3]!.content);
         expect(read[5]!.content).toEqual(MESSAGES[5]!.content);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('writes the same rows in one statement of many rows (group commit) as the generic operation', async () => {
+      const store = await h.open();
+      try {
+        const backend = store.backend as PgBackend;
+        const d = new PgDialect(backend, backend.names);
+        const t = backend.names;
+        const statements = pgAppendStatements(t);
+        const batch: unknown[][] = [];
+        for (const [i, m] of MESSAGES.entries()) {
+          await store.createSession(`many-${i}`, 'cli');
+          await store.createSession(`generic-${i}`, 'cli');
+          const appended = { ...m, timestamp: T0 + i, toolCallCount: toolCallCount(m.toolCalls) };
+          batch.push(statements.params({ ...appended, sessionId: `many-${i}` }));
+          await d.write(appendMessageOp(d, { ...appended, sessionId: `generic-${i}` }));
+        }
+        batch.splice(4, 0, statements.params({ ...MESSAGES[0]!, sessionId: 'nope', timestamp: T0, toolCallCount: 0 }));
+        const returned = await backend.statement(statements.many, [JSON.stringify(batch)]);
+        // One row per existing session, ids in the batch's order.
+        expect(returned.map((r) => r.session_id)).toEqual(MESSAGES.map((_, i) => `many-${i}`));
+        const ids = returned.map((r) => Number(r.id));
+        expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+        const stored = (prefix: string) =>
+          rowsIn(
+            store,
+            sql`SELECT (to_jsonb(m) - 'id' - 'session_id') AS row, s.message_count, s.tool_call_count,
+                (SELECT array_agg(p.term || ':' || p.doc_length || ':' || p.positions::text ORDER BY p.term)
+                 FROM ${t.messageSearchTerms} p WHERE p.message_id = m.id) AS postings
+              FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
+              WHERE m.session_id LIKE ${`${prefix}-%`} ORDER BY substr(m.session_id, ${prefix.length + 2})::int`,
+          );
+        const many = await stored('many');
+        expect(many.length).toBe(MESSAGES.length);
+        expect(many).toEqual(await stored('generic'));
+        expect(many.reduce((n, r) => n + Number(r.tool_call_count), 0)).toBe(3);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('sends queued appends together, and a failing one fails alone', async () => {
+      const store = await h.open();
+      try {
+        const backend = store.backend as PgBackend;
+        const sent: number[] = [];
+        // The real database; the runner only records how many messages each statement carried.
+        const counting = {
+          statement: (text: string, params: readonly unknown[]) => {
+            sent.push(params.length === 1 ? (JSON.parse(params[0] as string) as unknown[]).length : 1);
+            return backend.statement(text, params);
+          },
+        };
+        const statements = pgAppendStatements(backend.names);
+        const queue = new AppendQueue(counting, statements, 1);
+        for (let i = 0; i < 16; i++) await store.createSession(`chat-${i}`, 'telegram');
+        const message = (i: number) =>
+          statements.params({
+            sessionId: `chat-${i}`,
+            role: 'user',
+            content: `message ${i}`,
+            timestamp: T0 + i,
+            toolCallCount: 0,
+            // Not an integer: Postgres refuses it for token_count, in a batch and alone.
+            tokenCount: i === 7 ? 1.5 : i,
+          });
+        const outcomes = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => queue.append(message(i))));
+        // The first went alone at once; the other fifteen waited and went as one statement, which failed
+        // (atomic: nothing written), so each went again alone.
+        expect(sent).toEqual([1, 15, ...Array(15).fill(1)]);
+        expect(outcomes.map((o) => o.status)).toEqual(
+          Array.from({ length: 16 }, (_, i) => (i === 7 ? 'rejected' : 'fulfilled')),
+        );
+        for (let i = 0; i < 16; i++) {
+          const messages = await store.getMessages(`chat-${i}`);
+          expect(messages.map((m) => m.content)).toEqual(i === 7 ? [] : [`message ${i}`]);
+          expect((await store.getSession(`chat-${i}`))!.messageCount).toBe(i === 7 ? 0 : 1);
+        }
+        // Without a failing one, fifteen queued appends are one statement.
+        sent.length = 0;
+        await Promise.all(
+          Array.from({ length: 16 }, (_, i) =>
+            queue.append(message(i === 7 ? 8 : i).map((p, k) => (k === 1 ? `chat-${i}` : p))),
+          ),
+        );
+        expect(sent).toEqual([1, 15]);
+        expect((await store.getSession('chat-7'))!.messageCount).toBe(1);
       } finally {
         await store.close();
       }

@@ -18,7 +18,8 @@ import type {
 } from '../dialect.js';
 import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
-import { type PgAppendStatement, pgAppendStatement, pgParam } from '../../sql/pg-append.js';
+import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
+import { AppendQueue } from './append-queue.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
@@ -87,6 +88,12 @@ function asJsonText(text: string): string {
   }
 }
 
+/**
+ * Append statements in flight at once before the next appends wait to go together: two measured best with 16
+ * concurrent callers (bench/append.ts), one sending while the next batch forms.
+ */
+const APPENDS_IN_FLIGHT = 2;
+
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
@@ -104,7 +111,8 @@ export class PgDialect implements Dialect {
     readonly t: PgNames = pgNames(),
   ) {
     this.search = pgSearch(t);
-    this.append = pgAppendStatement(t);
+    this.appendStatements = pgAppendStatements(t);
+    this.appendQueue = new AppendQueue(conn, this.appendStatements, APPENDS_IN_FLIGHT);
     this.advanceMessageIds = function* (): Op<void> {
       // The sequence is found through the qualified table name (a text argument, bound as a parameter).
       yield* exec(
@@ -270,27 +278,29 @@ export class PgDialect implements Dialect {
   }
 
   /**
-   * One round trip: the append statement (sql/pg-append.ts) is atomic on its own, so it needs no BEGIN/COMMIT.
-   * Parameters are encoded now, before the lane waits; the lane keeps one session's appends in request order.
+   * One round trip: the append statement (sql/pg-append.ts) is atomic on its own, so it needs no BEGIN/COMMIT,
+   * and appends that queue up go together (append-queue.ts). Parameters are encoded now, before the lane
+   * waits; the lane keeps one session's appends in request order.
    */
   appendMessage(message: AppendedMessage): Promise<number> {
     return this.gate.admit(() => {
-      const params = this.append.params(message);
+      const params = this.appendStatements.params(message);
       return this.inLane(message.sessionId, async () => {
-        let rows: Array<Record<string, unknown>>;
+        let id: unknown;
         try {
-          rows = await this.conn.statement(this.append.text, params);
+          id = await this.appendQueue.append(params);
         } catch (error) {
           rethrowAsDatabaseError(error);
         }
-        if (rows.length === 0) throw new SessionNotFoundError(message.sessionId);
-        return this.decode.int(rows[0]!.id);
+        if (id === undefined) throw new SessionNotFoundError(message.sessionId);
+        return this.decode.int(id);
       });
     });
   }
 
   private readonly gate = new CallGate();
-  private readonly append: PgAppendStatement;
+  private readonly appendStatements: PgAppendStatements;
+  private readonly appendQueue: AppendQueue;
   /** Per lane, the last write requested: it settles (never rejects) when that write has. */
   private readonly lanes = new Map<string, Promise<void>>();
 

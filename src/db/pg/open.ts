@@ -48,7 +48,7 @@ const CONNECTION_LOST = new Set([
   'ETIMEDOUT',
 ]);
 /** Whether `error`, or an error it wraps (a MigrationError around the driver's), says the connection is gone. */
-function connectionLost(error: unknown): boolean {
+export function connectionLost(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     if (CONNECTION_LOST.has(String((e as { code?: unknown }).code ?? ''))) return true;
     e = (e as { cause?: unknown }).cause;
