@@ -9,7 +9,14 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type PgBackend, SessionNotFoundError, type SessionStore } from '../../src/index.js';
+import postgres from 'postgres';
+import {
+  type PgBackend,
+  SessionNotFoundError,
+  type SessionStore,
+  openStore,
+  postgresSessionSettings,
+} from '../../src/index.js';
 import type { AppendedMessage } from '../../src/db/dialect.js';
 import { PgDialect } from '../../src/db/pg/dialect.js';
 import { rowsOf } from '../../src/db/pg/open.js';
@@ -276,3 +283,45 @@ for (const h of harnesses) {
     });
   });
 }
+
+const server = await postgresHarness();
+afterAll(() => server.cleanup());
+
+describe.skipIf(!reportAvailability(server))('[postgres] an app’s client that defaults to serializable', () => {
+  it('appends at read committed all the same: a concurrent update of the session makes it wait, not fail', async () => {
+    const url = await server.freshUrl();
+    const app = postgres(url, {
+      max: 4,
+      onnotice: () => {},
+      connection: { ...postgresSessionSettings, default_transaction_isolation: 'serializable' },
+    });
+    const other = postgres(url, { max: 1, onnotice: () => {} });
+    const store = await openStore(app);
+    try {
+      await store.createSession('s', 'cli');
+      await store.appendMessage('s', 'user', 'first');
+      let appended: Promise<number> | undefined;
+      await other.begin(async (tx) => {
+        // Another writer updates the session row and holds it; the append waits for it to commit. Alone
+        // under serializable, the append's UPDATE would then fail (could not serialize access).
+        await tx`UPDATE sessions SET title = 'renamed' WHERE id = 's'`;
+        appended = store.appendMessage('s', 'user', 'second');
+        for (let i = 0; i < 200; i++) {
+          const [{ waiting }] = (await tx`SELECT count(*)::int AS waiting FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock'`) as unknown as [{ waiting: number }];
+          if (waiting > 0) break;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+      });
+      await appended;
+      expect((await store.getMessages('s')).map((m) => m.content)).toEqual(['first', 'second']);
+      const session = (await store.getSession('s'))!;
+      expect(session.messageCount).toBe(2);
+      expect(session.title).toBe('renamed');
+    } finally {
+      await store.close();
+      await other.end();
+      await app.end();
+    }
+  });
+});

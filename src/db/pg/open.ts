@@ -181,7 +181,7 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
   }
   let current: Record<string, string>;
   try {
-    const names = REQUIRED_SETTINGS.map((s) => s.name);
+    const names = [...REQUIRED_SETTINGS.map((s) => s.name), 'default_transaction_isolation'];
     const rows = await client.unsafe<Array<{ name: string; value: string }>>(
       "SELECT name, current_setting(name) AS value FROM unnest(string_to_array($1::text, ',')) AS name",
       [names.join(',')],
@@ -201,7 +201,8 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
         'or set them on the database or role (ALTER DATABASE … SET …).',
     );
   }
-  return poolSession(client, undefined, schema);
+  // A statement sent alone runs at the client's default isolation: ours only where that is read committed.
+  return poolSession(client, undefined, schema, current.default_transaction_isolation === 'read committed');
 }
 
 /**
@@ -214,6 +215,7 @@ function poolSession(
   initial: postgres.Sql,
   recreate: (() => postgres.Sql) | undefined,
   schema: string | undefined,
+  readCommittedByDefault = true,
 ): OpenedPg {
   let client = initial;
   let db = drizzlePostgres(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
@@ -249,8 +251,14 @@ function poolSession(
     });
   }
   const execute = (query: SQL): Promise<unknown> => onPool(() => db.execute(query));
-  const statement = (text: string, params: readonly unknown[]) =>
-    onPool(() => client.unsafe(text, params as never[], { prepare: true }) as Promise<Array<Record<string, unknown>>>);
+  type Rows = Array<Record<string, unknown>>;
+  // A statement alone must not run under another isolation level (an app's client may default to serializable,
+  // where a concurrent update of the session row fails instead of waiting): then it gets our BEGIN and COMMIT.
+  const statement = readCommittedByDefault
+    ? (text: string, params: readonly unknown[]) =>
+        onPool(() => client.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>)
+    : (text: string, params: readonly unknown[]) =>
+        inTransaction((reserved) => reserved.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>);
   const rerunStranded = (pending: Set<() => void>) => {
     const stranded = [...pending];
     pending.clear();
@@ -288,23 +296,28 @@ function poolSession(
    * #1208): an uncatchable crash of the whole process. Here a lost connection is never written to again
    * and never released; the pool it came from is retired and a fresh one takes its place.
    */
-  async function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+  function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+    return inTransaction((reserved) =>
+      body({
+        execute: (query) => {
+          const compiled = compiler.sqlToQuery(query);
+          // Short statements (the hot writes) become named prepared statements, cached per connection by text,
+          // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
+          return reserved.unsafe(compiled.sql, compiled.params as never[], {
+            prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
+          });
+        },
+      }),
+    );
+  }
+
+  async function inTransaction<T>(work: (reserved: postgres.ReservedSql) => Promise<T>): Promise<T> {
     const { pool, reserved } = await reserve();
-    const executor: PgExecutor = {
-      execute: (query) => {
-        const compiled = compiler.sqlToQuery(query);
-        // Short statements (the hot writes) become named prepared statements, cached per connection by text,
-        // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
-        return reserved.unsafe(compiled.sql, compiled.params as never[], {
-          prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
-        });
-      },
-    };
     let lost = false;
     try {
       // Explicit, so that a default_transaction_isolation of the database or of an app's client does not apply.
       await reserved.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await body(executor);
+      const result = await work(reserved);
       await reserved.unsafe('COMMIT');
       return result;
     } catch (error) {
