@@ -8,7 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
+import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { type SessionStore, openStore } from '../src/index.js';
+import { pgAppendStatements } from '../src/sql/pg-append.js';
+import { pgNames } from '../src/sql/tables.js';
 
 export interface BenchRow {
   case: string;
@@ -149,7 +153,16 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
   return rows;
 }
 
-async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: BenchRow[]; note?: string }> {
+/** Pool size on both sides: openStore's default poolSize, and the raw postgres.js pool's max. */
+const PG_POOL = 10;
+
+/**
+ * appendMessage on Postgres against the raw driver sending the very same statement (sql/pg-append.ts: one
+ * UPDATE … RETURNING feeding INSERT … SELECT, a named prepared statement, bare parameters): one caller, and 16
+ * callers at once (raw: 16 concurrent statements over a pool of the same size, each its own commit, grouped by
+ * the server; ours may group them itself). PGlite the same way, raw being PGlite's own query().
+ */
+export async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: BenchRow[]; note?: string }> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     await admin`select 1`;
@@ -162,55 +175,125 @@ async function postgresWrites(adminUrl: string, n: number): Promise<{ rows: Benc
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   try {
-    const store = await openStore(url.toString());
-    await store.createSession('s', 'cli');
-    await store.createSession('raw', 'cli');
-    for (let c = 0; c < 16; c++) await store.createSession(`chat-${c}`, 'telegram');
-    const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
-    const rawAppend = (i: number) =>
-      sql.begin(async (tx) => {
-        const calls = i % 4 === 1 ? TOOL_CALLS : null;
-        await tx`UPDATE sessions SET message_count = message_count + 1, tool_call_count = tool_call_count + ${calls ? 1 : 0} WHERE id = 'raw' RETURNING id`;
-        const [row] = await tx`INSERT INTO messages (session_id, role, tool_calls, timestamp, content)
-          VALUES ('raw', ${i % 2 ? 'assistant' : 'user'}, ${calls}::jsonb, now(), ${text(i)}) RETURNING id`;
-        return row!.id;
-      });
-    const mine: number[] = [];
-    const raw: number[] = [];
-    const concurrent: number[] = [];
-    for (let run = 0; run < RUNS; run++) {
-      raw.push(await rate(n, (i) => rawAppend(i)));
-      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
-      const started = performance.now();
-      await Promise.all(
-        Array.from({ length: 16 }, async (_, c) => {
-          for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
-        }),
-      );
-      concurrent.push(n / ((performance.now() - started) / 1000));
-    }
-    await sql.end();
+    const store = await openStore(url.toString(), { poolSize: PG_POOL });
+    const client = postgres(url.toString(), { max: PG_POOL, onnotice: () => {} });
+    const rows = await appendPair(
+      'postgres',
+      'raw postgres.js',
+      store,
+      (params) => client.unsafe(APPEND_ONE, params as never[], { prepare: true }),
+      n,
+    );
+    await client.end();
     await store.close();
-    return {
-      rows: [
-        {
-          case: 'postgres: appendMessage, 1 caller',
-          value: median(mine),
-          unit: 'msg/s',
-          baseline: { label: 'raw postgres.js', value: median(raw) },
-        },
-        {
-          case: 'postgres: appendMessage, 16 concurrent callers',
-          value: median(concurrent),
-          unit: 'msg/s',
-          baseline: { label: 'appendMessage, 1 caller', value: median(mine) },
-        },
-      ],
-    };
+    return { rows };
   } finally {
     await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
   }
+}
+
+/** PGlite in memory: the store adopts an instance, and raw queries go to that same instance. */
+export async function pgliteWrites(n: number): Promise<BenchRow[]> {
+  const client = new PGlite({ extensions: { pg_trgm } });
+  const store = await openStore(client);
+  try {
+    return await appendPair(
+      'pglite',
+      'raw PGlite',
+      store,
+      async (params) => (await client.query(APPEND_ONE, params)).rows,
+      n,
+    );
+  } finally {
+    await store.close();
+    await client.close();
+  }
+}
+
+/** The append statement's text (default schema), as the store sends it. */
+const APPEND_ONE = pgAppendStatements(pgNames()).one;
+
+/** The statement's bare parameters as an app would pass them (sql/pg-append.ts numbers them). */
+function rawAppendParams(session: string, i: number): unknown[] {
+  const calls = i % 4 === 1 ? TOOL_CALLS : null;
+  const role = i % 2 ? 'assistant' : 'user';
+  const now = new Date().toISOString();
+  return [
+    calls ? 1 : 0,
+    session,
+    role,
+    null,
+    calls,
+    null,
+    now,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    null,
+    text(i),
+    null,
+  ];
+}
+
+async function appendPair(
+  backend: string,
+  rawLabel: string,
+  store: SessionStore,
+  rawSend: (params: unknown[]) => Promise<unknown[]>,
+  n: number,
+): Promise<BenchRow[]> {
+  for (const who of ['s', 'raw']) {
+    await store.createSession(who, 'cli');
+    for (let c = 0; c < 16; c++) await store.createSession(`${who}-${c}`, 'telegram');
+  }
+  const rawAppend = async (session: string, i: number) => {
+    const [row] = await rawSend(rawAppendParams(session, i));
+    if (!row) throw new Error(`no session ${session}`);
+  };
+  const concurrently = async (body: (c: number, i: number) => Promise<unknown>) => {
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, c) => {
+        for (let i = 0; i < n / 16; i++) await body(c, i);
+      }),
+    );
+    return n / ((performance.now() - started) / 1000);
+  };
+  const mine: number[] = [];
+  const raw: number[] = [];
+  const mine16: number[] = [];
+  const raw16: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    // Alternate who goes first so neither always meets a colder cache or a fuller WAL.
+    const one = [
+      async () => raw.push(await rate(n, (i) => rawAppend('raw', i))),
+      async () => mine.push(await rate(n, (i) => storeAppend(store, 's', i))),
+    ];
+    const sixteen = [
+      async () => raw16.push(await concurrently((c, i) => rawAppend(`raw-${c}`, i))),
+      async () => mine16.push(await concurrently((c, i) => storeAppend(store, `s-${c}`, i))),
+    ];
+    for (const step of run % 2 === 0 ? one : one.reverse()) await step();
+    for (const step of run % 2 === 0 ? sixteen : sixteen.reverse()) await step();
+  }
+  return [
+    {
+      case: `${backend}: appendMessage, 1 caller`,
+      value: median(mine),
+      unit: 'msg/s',
+      baseline: { label: `${rawLabel}, same statement`, value: median(raw) },
+    },
+    {
+      case: `${backend}: appendMessage, 16 concurrent callers`,
+      value: median(mine16),
+      unit: 'msg/s',
+      baseline: { label: `${rawLabel}, 16 at once`, value: median(raw16) },
+    },
+  ];
 }
 
 /** Reads on an SQLite file: a 5-session compression chain of 1,000 messages, and 2,000 sessions to list. */
@@ -282,7 +365,7 @@ export async function benchAppend(adminUrl: string): Promise<{ rows: BenchRow[];
   try {
     const rows = [...(await sqliteWrites(dir, 'FULL', n)), ...(await sqliteWrites(dir, 'NORMAL', n))];
     const pg = await postgresWrites(adminUrl, Math.round(n / 2));
-    rows.push(...pg.rows, ...(await sqliteReads(dir)));
+    rows.push(...pg.rows, ...(await pgliteWrites(Math.round(n / 2))), ...(await sqliteReads(dir)));
     return { rows, notes: pg.note ? [pg.note] : [] };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -31,8 +31,8 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
       await store.appendMessage('s', 'user', 'before');
       let outcome: unknown;
       await admin.begin(async (tx) => {
-        // appendMessage first bumps sessions.message_count, then inserts into messages: hold the insert back
-        // so the call is stopped with its first write done, then kill its connection.
+        // appendMessage bumps sessions.message_count and inserts into messages in one statement: hold it
+        // back on the messages lock, then kill its connection while it waits.
         await tx`LOCK TABLE messages IN SHARE MODE`;
         const call = store.appendMessage('s', 'user', 'doomed').then(
           () => 'resolved',
@@ -41,7 +41,7 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
         let victim: number | undefined;
         for (let i = 0; i < 200 && victim === undefined; i++) {
           const waiting = await admin`SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'insert into "public"."messages"%'`;
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%insert into "public"."messages"%'`;
           victim = waiting[0]?.pid as number | undefined;
           if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
         }

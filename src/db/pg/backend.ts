@@ -53,6 +53,11 @@ export class PgBackend implements Backend {
     return this.opened.execute(query);
   }
 
+  /** Run one prepared statement outside a transaction (see OpenedPg.statement). */
+  statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>> {
+    return this.opened.statement(text, params);
+  }
+
   /** Run `body` in one transaction (see OpenedPg.transaction). */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
     return this.opened.transaction(body);

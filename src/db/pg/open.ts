@@ -24,6 +24,11 @@ export interface OpenedPg {
   readonly db: PgDb;
   /** Run one query outside a transaction on the current pool (what reads use). */
   execute(query: SQL): Promise<unknown>;
+  /**
+   * Run one statement outside a transaction (atomic on its own), as a named prepared statement: text built
+   * once, bare parameters per call (the hot writes). Its rows.
+   */
+  statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -42,7 +47,7 @@ const CONNECTION_LOST = new Set([
   'ETIMEDOUT',
 ]);
 /** Whether `error`, or an error it wraps (a MigrationError around the driver's), says the connection is gone. */
-function connectionLost(error: unknown): boolean {
+export function connectionLost(error: unknown): boolean {
   for (let e = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     if (CONNECTION_LOST.has(String((e as { code?: unknown }).code ?? ''))) return true;
     e = (e as { cause?: unknown }).cause;
@@ -196,7 +201,7 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
   }
   let current: Record<string, string>;
   try {
-    const names = REQUIRED_SETTINGS.map((s) => s.name);
+    const names = [...REQUIRED_SETTINGS.map((s) => s.name), 'default_transaction_isolation'];
     const rows = await client.unsafe<Array<{ name: string; value: string }>>(
       "SELECT name, current_setting(name) AS value FROM unnest(string_to_array($1::text, ',')) AS name",
       [names.join(',')],
@@ -216,7 +221,8 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
         'or set them on the database or role (ALTER DATABASE … SET …).',
     );
   }
-  return poolSession(client, undefined, schema);
+  // A statement sent alone runs at the client's default isolation: ours only where that is read committed.
+  return poolSession(client, undefined, schema, current.default_transaction_isolation === 'read committed');
 }
 
 /**
@@ -229,6 +235,7 @@ function poolSession(
   initial: postgres.Sql,
   recreate: (() => postgres.Sql) | undefined,
   schema: string | undefined,
+  readCommittedByDefault = true,
 ): OpenedPg {
   let client = initial;
   let db = drizzlePostgres(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
@@ -246,15 +253,16 @@ function poolSession(
   // Reads sent to the current pool and not yet answered. A query still queued in a pool when it ends is
   // never answered either: once a retired pool has ended, each read left is run again on the fresh pool
   // (it was never sent; a read is safe to repeat anyway), and once the store is closed, rejected.
+  // The same holds for a single statement (a write outside a transaction): stranded, it was never sent.
   let reading = new Set<() => void>();
-  function execute(query: SQL): Promise<unknown> {
+  function onPool<T>(send: () => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       const attempt = () => {
         if (closed) return reject(new StoreClosedError());
         const pending = reading;
         const again = () => attempt();
         pending.add(again);
-        db.execute(query).then(
+        send().then(
           (result) => pending.delete(again) && resolve(result),
           (error: unknown) => pending.delete(again) && reject(error),
         );
@@ -262,6 +270,15 @@ function poolSession(
       attempt();
     });
   }
+  const execute = (query: SQL): Promise<unknown> => onPool(() => db.execute(query));
+  type Rows = Array<Record<string, unknown>>;
+  // A statement alone must not run under another isolation level (an app's client may default to serializable,
+  // where a concurrent update of the session row fails instead of waiting): then it gets our BEGIN and COMMIT.
+  const statement = readCommittedByDefault
+    ? (text: string, params: readonly unknown[]) =>
+        onPool(() => client.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>)
+    : (text: string, params: readonly unknown[]) =>
+        inTransaction((reserved) => reserved.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>);
   const rerunStranded = (pending: Set<() => void>) => {
     const stranded = [...pending];
     pending.clear();
@@ -299,23 +316,28 @@ function poolSession(
    * #1208): an uncatchable crash of the whole process. Here a lost connection is never written to again
    * and never released; the pool it came from is retired and a fresh one takes its place.
    */
-  async function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+  function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
+    return inTransaction((reserved) =>
+      body({
+        execute: (query) => {
+          const compiled = compiler.sqlToQuery(query);
+          // Short statements (the hot writes) become named prepared statements, cached per connection by text,
+          // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
+          return reserved.unsafe(compiled.sql, compiled.params as never[], {
+            prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
+          });
+        },
+      }),
+    );
+  }
+
+  async function inTransaction<T>(work: (reserved: postgres.ReservedSql) => Promise<T>): Promise<T> {
     const { pool, reserved } = await reserve();
-    const executor: PgExecutor = {
-      execute: (query) => {
-        const compiled = compiler.sqlToQuery(query);
-        // Short statements (the hot writes) become named prepared statements, cached per connection by text,
-        // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
-        return reserved.unsafe(compiled.sql, compiled.params as never[], {
-          prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
-        });
-      },
-    };
     let lost = false;
     try {
       // Explicit, so that a default_transaction_isolation of the database or of an app's client does not apply.
       await reserved.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await body(executor);
+      const result = await work(reserved);
       await reserved.unsafe('COMMIT');
       return result;
     } catch (error) {
@@ -352,6 +374,7 @@ function poolSession(
       return db;
     },
     execute,
+    statement,
     transaction,
     close: async () => {
       closed = true;
