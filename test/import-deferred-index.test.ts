@@ -17,7 +17,7 @@ import { spawnTs, waitForLine } from './helpers/processes.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-deferred-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 const source = path.join(dir, 'state.db');
-// More than one import page (5,000) and more than one build chunk (20,000).
+// More than one import page (5,000) and more than one build chunk (10,000).
 const MESSAGES = 26_000;
 buildHermesFile(source, MESSAGES);
 

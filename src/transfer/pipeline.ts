@@ -269,31 +269,16 @@ export async function transferRows(
   let done = 0;
   let firstId: number | null = null;
   let last = -1;
-  // The next page is read while the previous one is written (the write runs on the maintenance worker, the
-  // read on this thread): at most two pages are in memory.
-  let writing: { rows: number; written: Promise<void> } | null = null;
-  try {
-    for (;;) {
-      await yieldToEventLoop();
-      const page = await source.messagePage(last, MESSAGE_PAGE);
-      if (writing) {
-        await writing.written;
-        done += writing.rows;
-        progress('messages', done, totalMessages);
-        writing = null;
-      }
-      if (page.length === 0) break;
-      if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);
-      const written = store.imports.insertMessages(page);
-      // Handled here so a failure is not reported as unhandled before it is awaited above.
-      written.catch(() => {});
-      writing = { rows: page.length, written };
-      firstId ??= Number(page[0]!.id);
-      last = Number(page[page.length - 1]!.id);
-    }
-  } finally {
-    // A failed read does not leave a write running behind the caller's back.
-    await writing?.written.catch(() => {});
+  for (;;) {
+    await yieldToEventLoop();
+    const page = await source.messagePage(last, MESSAGE_PAGE);
+    if (page.length === 0) break;
+    if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);
+    await store.imports.insertMessages(page);
+    firstId ??= Number(page[0]!.id);
+    last = Number(page[page.length - 1]!.id);
+    done += page.length;
+    progress('messages', done, totalMessages);
   }
   // The derived structures held off while the pages were written, for the source's whole id range (rows an
   // interrupted earlier run wrote included).
