@@ -65,6 +65,33 @@ for (const h of harnesses) {
             expect((await store.getSession(s.id))!.messageCount).toBe(s.message_count);
             expect(await store.messageCount({ sessionId: s.id })).toBe(s.message_count);
           }
+          // Both search indexes complete and consistent (SQLite builds them after the pages; a kill may land
+          // between the two), and search finds an imported message.
+          if (h.dialect === 'sqlite') {
+            const db = new Database(url.replace(/^sqlite:/, ''));
+            try {
+              for (const t of ['messages_fts', 'messages_fts_trigram']) {
+                const missing = db
+                  .prepare(
+                    `SELECT COUNT(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM ${t} f WHERE f.rowid = m.id)`,
+                  )
+                  .pluck()
+                  .get();
+                expect([t, db.prepare(`SELECT COUNT(*) FROM ${t}`).pluck().get(), missing]).toEqual([t, 20_000, 0]);
+                db.prepare(`INSERT INTO ${t}(${t}, rank) VALUES ('integrity-check', 1)`).run();
+              }
+            } finally {
+              db.close();
+            }
+          }
+          const sample = raw
+            .prepare("SELECT id, content FROM messages WHERE content LIKE '% % % %' ORDER BY id LIMIT 1")
+            .get() as {
+            id: number;
+            content: string;
+          };
+          const phrase = sample.content.split(' ').slice(0, 3).join(' ');
+          expect((await store.searchMessages(`"${phrase}"`, { limit: -1 })).map((m) => m.id)).toContain(sample.id);
           const maxId = raw.prepare('SELECT MAX(id) FROM messages').pluck().get() as number;
           await store.createSession('after', 'cli');
           expect(await store.appendMessage('after', 'user', 'x')).toBeGreaterThan(maxId);

@@ -141,6 +141,21 @@ export interface Dialect {
     rows: readonly (readonly unknown[])[],
     onConflict: string,
   ): Op<void>;
+  /**
+   * bulkInsert into messages for an import or copy page, with the structures derived from messages that are
+   * cheaper built once at the end held off (SQLite: the FTS5 insert triggers, inside this transaction only;
+   * sql/sqlite-derived.ts). The rows lack those entries until `buildDeferredChunk` covers their ids.
+   */
+  bulkInsertMessages(
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void>;
+  /**
+   * Build what bulkInsertMessages held off for the next at most `limit` messages with `after < id <= last`
+   * that lack it, in the caller's transaction: the last id covered, or null when none is left in the range.
+   */
+  buildDeferredChunk(after: number, last: number, limit: number): Op<number | null>;
   /** The message content columns for bulkInsert, and their values for a stored (text or "\x00json:") content. */
   readonly bulkContent: { readonly columns: readonly BulkColumn[]; values(stored: string | null): unknown[] };
   /** The content column names and values for an INSERT into messages. */

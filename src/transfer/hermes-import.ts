@@ -25,7 +25,7 @@ export interface ImportReport {
   unknownTables: UnknownTable[];
   /** Session ids that messages or topic bindings use but the file lacks: imported as stub sessions. */
   orphanSessions: string[];
-  /** quick_check findings confined to the source's FTS indexes (not copied; the target indexes afresh). */
+  /** quick_check findings confined to the source's FTS index tables (not copied; the target indexes afresh). */
   ftsDamageIgnored: string[];
   /** Rows whose NUL characters became U+FFFD (onNul: 'replace' into Postgres). */
   nulReplaced: number;

@@ -267,16 +267,22 @@ export async function transferRows(
   progress('sessions', sessions.length, sessions.length);
 
   let done = 0;
-  for (let last = -1; ; ) {
+  let firstId: number | null = null;
+  let last = -1;
+  for (;;) {
     await yieldToEventLoop();
     const page = await source.messagePage(last, MESSAGE_PAGE);
     if (page.length === 0) break;
     if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);
     await store.imports.insertMessages(page);
+    firstId ??= Number(page[0]!.id);
     last = Number(page[page.length - 1]!.id);
     done += page.length;
     progress('messages', done, totalMessages);
   }
+  // The derived structures held off while the pages were written, for the source's whole id range (rows an
+  // interrupted earlier run wrote included).
+  if (firstId !== null) await store.imports.buildDeferred(firstId, last);
   await store.imports.advanceIds();
   if (nulMode === 'replace')
     for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);

@@ -65,7 +65,7 @@ describe('import from a Hermes file that another process keeps writing', () => {
     } finally {
       clearInterval(ticker);
     }
-    // The backup goes 1 MiB per step and quick_check (~0.4 s here, FTS indexes included) runs in a worker.
+    // The backup goes 1 MiB per step and quick_check (of every table's b-tree) runs in a worker.
     expect(longest).toBeLessThan(150);
   });
 

@@ -162,6 +162,13 @@ export class PgDialect implements Dialect {
       yield* exec(sql`${head}${JSON.stringify(payload)}${tail}`);
     }
   }
+  // Postgres maintains its search structures per statement (generated columns, statement-level triggers).
+  bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
+    this.bulkInsert('messages', columns, rows, onConflict);
+  // biome-ignore lint/correctness/useYield: nothing is deferred on Postgres, so nothing to build
+  readonly buildDeferredChunk = function* (): Op<number | null> {
+    return null;
+  };
   readonly bulkContent = {
     columns: [
       { name: 'content', type: 'free' },

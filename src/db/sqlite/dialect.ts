@@ -12,6 +12,7 @@ import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions 
 import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
+import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
@@ -97,6 +98,9 @@ export class SqliteDialect implements Dialect {
       yield* execText(text, params);
     }
   }
+  bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
+    withDeferredTriggers(this.bulkInsert('messages', columns, rows, onConflict));
+  readonly buildDeferredChunk = buildDeferredChunk;
   readonly bulkContent = {
     columns: [{ name: 'content', type: 'text' }] as const,
     values: (stored: string | null) => [stored],
