@@ -9,13 +9,13 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
+import { SqliteAppender } from './append.js';
 import { SqliteWorker } from './worker.js';
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
@@ -57,7 +57,9 @@ export class SqliteDialect implements Dialect {
   constructor(
     private readonly client: Database,
     private readonly writeDeadlineMs: number,
-  ) {}
+  ) {
+    this.appender = new SqliteAppender(client, this);
+  }
 
   // Values go into statements as bare parameters: inside sql`…` Drizzle and compile.ts bind a plain value
   // as a parameter, and not wrapping each one in its own SQL object is a fifth of a hot write's CPU.
@@ -218,17 +220,26 @@ export class SqliteDialect implements Dialect {
    * commit in the order they were requested.
    */
   write<T>(op: () => Op<T>): Promise<T> {
+    return this.enqueue(() => this.runSync(op()));
+  }
+
+  /** A write's synchronous body joins the next batch (see write()). */
+  private enqueue<T>(run: () => T): Promise<T> {
     return this.gate.admit(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
-          if (this.queued.length === 1 && !this.flushing) setImmediate(() => this.flushNext());
+          this.queued.push({ run, resolve: resolve as (value: unknown) => void, reject });
+          if (this.queued.length === 1 && !this.flushing) setImmediate(this.flushNextBound);
         }),
     );
   }
 
+  private readonly appender: SqliteAppender;
+
+  /** The hot path (append.ts): appendMessageOp's statements, prepared once, in the same group commit. */
   appendMessage(message: AppendedMessage): Promise<number> {
-    return this.write(appendMessageOp(this, message));
+    const params = this.appender.params(message);
+    return this.enqueue(() => this.appender.run(params));
   }
 
   /**
@@ -318,12 +329,14 @@ export class SqliteDialect implements Dialect {
 
   private readonly gate = new CallGate();
   private queued: Array<{
-    op: () => Op<unknown>;
+    run: () => unknown;
     resolve: (value: unknown) => void;
     reject: (error: unknown) => void;
   }> = [];
   /** The batch being written, if any; the next one starts when it has settled. */
   private flushing: Promise<void> | undefined;
+
+  private readonly flushNextBound = () => this.flushNext();
 
   private flushNext(): void {
     if (this.flushing || this.queued.length === 0) return;
@@ -346,9 +359,8 @@ export class SqliteDialect implements Dialect {
     const options = { deadlineMs: this.writeDeadlineMs };
     if (batch.length === 1) {
       const [call] = batch;
-      await immediateTransaction(this.client, () => this.runSync(call!.op()), options).then(
-        call!.resolve,
-        (e: unknown) => call!.reject(DatabaseError.from(e)),
+      await immediateTransaction(this.client, call!.run, options).then(call!.resolve, (e: unknown) =>
+        call!.reject(DatabaseError.from(e)),
       );
       return;
     }
@@ -357,14 +369,14 @@ export class SqliteDialect implements Dialect {
     // from the start with a SAVEPOINT around each call (savepoints cost about a third of a batched append).
     const plain = () => {
       outcomes.length = 0;
-      for (const call of batch) outcomes.push({ ok: true, value: this.runSync(call.op()) });
+      for (const call of batch) outcomes.push({ ok: true, value: call.run() });
     };
     const isolated = () => {
       outcomes.length = 0; // a retry after SQLITE_BUSY runs every call again
       for (const call of batch) {
         this.statement('SAVEPOINT hsdb_call').run();
         try {
-          outcomes.push({ ok: true, value: this.runSync(call.op()) });
+          outcomes.push({ ok: true, value: call.run() });
           this.statement('RELEASE hsdb_call').run();
         } catch (error) {
           if (isSqliteBusy(error)) throw error;
