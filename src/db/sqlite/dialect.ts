@@ -12,7 +12,7 @@ import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions 
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { sqliteTableNames } from '../../sql/tables.js';
-import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
+import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
 import { SqliteAppender } from './append.js';
@@ -41,6 +41,14 @@ export const sqliteValueDecoders: ValueDecoders = {
   storedContent: (row) => (row.content === null || row.content === undefined ? null : String(row.content)),
   jsonText: (v) => (v === null || v === undefined ? null : String(v)),
 };
+
+/** A write waiting for the next batch: its synchronous body, and its caller's promise. */
+interface QueuedWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
@@ -328,24 +336,26 @@ export class SqliteDialect implements Dialect {
   }
 
   private readonly gate = new CallGate();
-  private queued: Array<{
-    run: () => unknown;
-    resolve: (value: unknown) => void;
-    reject: (error: unknown) => void;
-  }> = [];
+  private queued: QueuedWrite[] = [];
   /** The batch being written, if any; the next one starts when it has settled. */
   private flushing: Promise<void> | undefined;
 
   private readonly flushNextBound = () => this.flushNext();
+  private readonly afterWaiting = () => {
+    this.flushing = undefined;
+    this.flushNext();
+  };
 
   private flushNext(): void {
-    if (this.flushing || this.queued.length === 0) return;
-    const after = () => {
-      this.flushing = undefined;
-      this.flushNext();
-    };
-    this.flushing = this.flush();
-    this.flushing.then(after, after);
+    while (!this.flushing && this.queued.length > 0) {
+      const batch = this.queued;
+      this.queued = [];
+      const waiting = this.flushNow(batch);
+      if (waiting) {
+        this.flushing = waiting;
+        waiting.then(this.afterWaiting, this.afterWaiting);
+      }
+    }
   }
 
   async settle(): Promise<void> {
@@ -353,9 +363,45 @@ export class SqliteDialect implements Dialect {
     while (this.flushing) await this.flushing.catch(() => {});
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.queued;
-    this.queued = [];
+  /**
+   * Write a batch now, in this turn: when no other connection holds the write lock (the usual case) that
+   * takes no promise or timer beyond each call's own. Only when the lock is busy does the batch start over
+   * on the waiting path (flushWaiting), and the next batch waits for it.
+   */
+  private flushNow(batch: QueuedWrite[]): Promise<void> | undefined {
+    try {
+      if (batch.length === 1) {
+        const call = batch[0]!;
+        let value: unknown;
+        try {
+          value = immediateOnce(this.client, call.run);
+        } catch (error) {
+          if (isSqliteBusy(error)) throw error;
+          call.reject(DatabaseError.from(error));
+          return undefined;
+        }
+        call.resolve(value);
+        return undefined;
+      }
+      const { outcomes, plain, isolated } = this.batchBodies(batch);
+      try {
+        immediateOnce(this.client, plain);
+      } catch (error) {
+        if (isSqliteBusy(error)) throw error;
+        immediateOnce(this.client, isolated);
+      }
+      this.settleBatch(batch, outcomes);
+      return undefined;
+    } catch (error) {
+      if (isSqliteBusy(error)) return this.flushWaiting(batch);
+      // Nothing was committed: every call fails (settling a promise twice does nothing).
+      for (const call of batch) call.reject(DatabaseError.from(error));
+      return undefined;
+    }
+  }
+
+  /** The batch once the write lock was busy: the same, retried while busy until the write deadline. */
+  private async flushWaiting(batch: QueuedWrite[]): Promise<void> {
     const options = { deadlineMs: this.writeDeadlineMs };
     if (batch.length === 1) {
       const [call] = batch;
@@ -364,15 +410,34 @@ export class SqliteDialect implements Dialect {
       );
       return;
     }
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    // First every call plainly, in one transaction; only when one of them fails is the batch run again
-    // from the start with a SAVEPOINT around each call (savepoints cost about a third of a batched append).
+    const { outcomes, plain, isolated } = this.batchBodies(batch);
+    try {
+      try {
+        await immediateTransaction(this.client, plain, options);
+      } catch (error) {
+        if (error instanceof StoreBusyError) throw error;
+        await immediateTransaction(this.client, isolated, options);
+      }
+    } catch (error) {
+      for (const call of batch) call.reject(DatabaseError.from(error));
+      return;
+    }
+    this.settleBatch(batch, outcomes);
+  }
+
+  /**
+   * A batch's transaction bodies. First every call plainly, in one transaction; only when one of them fails
+   * is the batch run again from the start with a SAVEPOINT around each call (savepoints cost about a third
+   * of a batched append). Each body starts its outcomes afresh: a retry after SQLITE_BUSY runs every call again.
+   */
+  private batchBodies(batch: QueuedWrite[]) {
+    const outcomes: Outcome[] = [];
     const plain = () => {
       outcomes.length = 0;
       for (const call of batch) outcomes.push({ ok: true, value: call.run() });
     };
     const isolated = () => {
-      outcomes.length = 0; // a retry after SQLITE_BUSY runs every call again
+      outcomes.length = 0;
       for (const call of batch) {
         this.statement('SAVEPOINT hsdb_call').run();
         try {
@@ -386,17 +451,11 @@ export class SqliteDialect implements Dialect {
         }
       }
     };
-    try {
-      try {
-        await immediateTransaction(this.client, plain, options);
-      } catch (error) {
-        if (error instanceof StoreBusyError) throw error;
-        await immediateTransaction(this.client, isolated, options);
-      }
-    } catch (error) {
-      for (const call of batch) call.reject(DatabaseError.from(error));
-      return;
-    }
+    return { outcomes, plain, isolated };
+  }
+
+  /** After the COMMIT: each call settles with its own outcome. */
+  private settleBatch(batch: QueuedWrite[], outcomes: Outcome[]): void {
     batch.forEach((call, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) call.resolve(outcome.value);
