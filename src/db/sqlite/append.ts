@@ -116,12 +116,12 @@ export class SqliteAppender {
     const generic = appendMessageQueries(this.dialect, m);
     const bump = compileWithDrizzle(generic.bump);
     const insert = compileWithDrizzle(generic.insert);
-    const texts = this.prepared ?? { bumpText: this.texts().bump, insertText: this.texts().insert };
+    const expected = this.prepared ? { bump: this.prepared.bumpText, insert: this.prepared.insertText } : this.texts();
     const same = (a: readonly unknown[], b: readonly unknown[]) =>
       a.length === b.length && a.every((v, i) => Object.is(v, b[i]));
     if (
-      bump.sql !== texts.bumpText ||
-      insert.sql !== texts.insertText ||
+      bump.sql !== expected.bump ||
+      insert.sql !== expected.insert ||
       !same(bump.params, [params.toolCallCount, params.sessionId]) ||
       !same(insert.params, params.row)
     ) {
