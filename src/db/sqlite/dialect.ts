@@ -19,6 +19,7 @@ import { SqliteAppender } from './append.js';
 import { SqliteWorker } from './worker.js';
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
 const bare = (value: string | number | null): SQL => value as unknown as SQL;
@@ -393,7 +394,9 @@ export class SqliteDialect implements Dialect {
       this.settleBatch(batch, outcomes);
       return undefined;
     } catch (error) {
-      if (isSqliteBusy(error)) return this.flushWaiting(batch);
+      // The try above already waited busy_timeout: pause before the waiting path tries again, so the loop
+      // is blocked once per attempt, as on that path.
+      if (isSqliteBusy(error)) return pause(1).then(() => this.flushWaiting(batch));
       // Nothing was committed: every call fails (settling a promise twice does nothing).
       for (const call of batch) call.reject(DatabaseError.from(error));
       return undefined;
