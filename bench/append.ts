@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { pythonJsonDumps } from '../src/codecs/python-json.js';
 import { type SessionStore, openStore } from '../src/index.js';
 import { pgAppendStatements } from '../src/sql/pg-append.js';
 import { pgNames } from '../src/sql/tables.js';
@@ -34,6 +35,8 @@ async function rate(n: number, body: (i: number) => Promise<unknown> | unknown):
 const TOOL_CALLS = JSON.stringify([
   { id: 'call_1', type: 'function', function: { name: 'terminal', arguments: '{"command": "ls"}' } },
 ]);
+// What appendMessage stores for those tool calls (Python's json.dumps spacing): raw SQLite writes the same bytes.
+const STORED_TOOL_CALLS = pythonJsonDumps(JSON.parse(TOOL_CALLS));
 const text = (i: number) => `benchmark message ${i}: deploy the service with docker compose and check the nginx logs`;
 
 /** Raw better-sqlite3 doing what appendMessage does: counters and row in one BEGIN IMMEDIATE transaction. */
@@ -50,9 +53,13 @@ function rawSqliteAppender(file: string, synchronous: string) {
     reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, content)
     VALUES (?, ?, NULL, ?, NULL, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?) RETURNING id`);
   const one = db.transaction((session: string, i: number) => {
-    const calls = i % 4 === 1 ? TOOL_CALLS : null;
+    const calls = i % 4 === 1 ? STORED_TOOL_CALLS : null;
     bump.get(calls ? 1 : 0, session);
     return (insert.get(session, i % 2 ? 'assistant' : 'user', calls, Date.now() / 1000, text(i)) as { id: number }).id;
+  });
+  // 16 chats, one append each, committed together: what group commit can reach at best.
+  const sixteen = db.transaction((sessions: readonly string[], i: number) => {
+    for (const session of sessions) one(session, i);
   });
   const many = db.transaction((session: string, from: number, count: number) => {
     for (let i = from; i < from + count; i++) {
@@ -63,6 +70,7 @@ function rawSqliteAppender(file: string, synchronous: string) {
   return {
     append: (s: string, i: number) => one.immediate(s, i),
     appendMany: (s: string, from: number, n: number) => many.immediate(s, from, n),
+    appendSixteen: (sessions: readonly string[], i: number) => sixteen.immediate(sessions, i),
     close: () => db.close(),
   };
 }
@@ -75,37 +83,82 @@ const storeAppend = (store: SessionStore, session: string, i: number) =>
     i % 4 === 1 ? { toolCalls: JSON.parse(TOOL_CALLS) } : {},
   );
 
+/** Time `a` and `b` in alternating chunks (the order flips every chunk), so drift in disk or CPU speed hits both alike. */
+async function interleaved(
+  chunks: number,
+  a: (chunk: number) => Promise<unknown> | unknown,
+  b: (chunk: number) => Promise<unknown> | unknown,
+): Promise<[number, number]> {
+  let msA = 0;
+  let msB = 0;
+  const timed = async (body: (chunk: number) => Promise<unknown> | unknown, k: number) => {
+    const started = performance.now();
+    await body(k);
+    return performance.now() - started;
+  };
+  for (let k = 0; k < chunks; k++) {
+    if (k % 2 === 0) {
+      msA += await timed(a, k);
+      msB += await timed(b, k);
+    } else {
+      msB += await timed(b, k);
+      msA += await timed(a, k);
+    }
+  }
+  return [msA, msB];
+}
+
+const CHATS = 16;
+
 async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: number): Promise<BenchRow[]> {
   const mine: number[] = [];
   const raw: number[] = [];
   const concurrent: number[] = [];
+  const rawSixteen: number[] = [];
   const batched: number[] = [];
   const rawBatched: number[] = [];
+  const rounds = Math.max(10, Math.floor(n / CHATS / 10) * 10); // appends per chat
   for (let run = 0; run < RUNS; run++) {
     const file = path.join(dir, `append-${synchronous}-${run}.db`);
     const store = await openStore(`sqlite:${file}`, { synchronous });
     await store.createSession('s', 'cli');
     await store.createSession('raw', 'cli');
-    for (let c = 0; c < 16; c++) await store.createSession(`chat-${c}`, 'telegram');
+    const chats = Array.from({ length: CHATS }, (_, c) => `chat-${c}`);
+    const rawChats = chats.map((c) => `raw-${c}`);
+    for (const c of [...chats, ...rawChats]) await store.createSession(c, 'telegram');
     const r = rawSqliteAppender(file, synchronous);
-    // Alternate who goes first so neither always meets a colder cache.
-    if (run % 2 === 0) {
-      raw.push(await rate(n, (i) => r.append('raw', i)));
-      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
-    } else {
-      mine.push(await rate(n, (i) => storeAppend(store, 's', i)));
-      raw.push(await rate(n, (i) => r.append('raw', i)));
-    }
+    // One caller, one transaction per append; 100 appends a chunk, alternating who goes first.
+    const chunk = 100;
+    const [msMine, msRaw] = await interleaved(
+      Math.ceil(n / chunk),
+      async (k) => {
+        for (let i = k * chunk; i < (k + 1) * chunk; i++) await storeAppend(store, 's', i);
+      },
+      (k) => {
+        for (let i = k * chunk; i < (k + 1) * chunk; i++) r.append('raw', i);
+      },
+    );
+    const ones = Math.ceil(n / chunk) * chunk;
+    mine.push(ones / (msMine / 1000));
+    raw.push(ones / (msRaw / 1000));
     if (synchronous === 'FULL') {
-      // A gateway serving 16 chats: each caller appends to its own session.
-      let started = performance.now();
-      await Promise.all(
-        Array.from({ length: 16 }, async (_, c) => {
-          for (let i = 0; i < n / 16; i++) await storeAppend(store, `chat-${c}`, i);
-        }),
+      // A gateway serving 16 chats: each caller appends to its own session, one append at a time, next to raw
+      // better-sqlite3 committing one append to each of 16 sessions per transaction. 10 rounds a chunk.
+      const [msConcurrent, msSixteen] = await interleaved(
+        rounds / 10,
+        (k) =>
+          Promise.all(
+            chats.map(async (chat) => {
+              for (let i = k * 10; i < (k + 1) * 10; i++) await storeAppend(store, chat, i);
+            }),
+          ),
+        (k) => {
+          for (let i = k * 10; i < (k + 1) * 10; i++) r.appendSixteen(rawChats, i);
+        },
       );
-      concurrent.push(n / ((performance.now() - started) / 1000));
-      started = performance.now();
+      concurrent.push((rounds * CHATS) / (msConcurrent / 1000));
+      rawSixteen.push((rounds * CHATS) / (msSixteen / 1000));
+      let started = performance.now();
       for (let i = 0; i < n; i += 50) {
         await store.appendMessages(
           's',
@@ -134,6 +187,12 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
         case: 'sqlite FULL: appendMessage, 16 concurrent callers',
         value: median(concurrent),
         unit: 'msg/s',
+        baseline: { label: 'raw, 16 appends per tx', value: median(rawSixteen) },
+      },
+      {
+        case: 'sqlite FULL: appendMessage, 16 callers vs 1 caller',
+        value: median(concurrent),
+        unit: 'msg/s',
         baseline: { label: 'appendMessage, 1 caller', value: median(mine) },
       },
       {
@@ -148,9 +207,63 @@ async function sqliteWrites(dir: string, synchronous: 'FULL' | 'NORMAL', n: numb
         unit: 'msg/s',
         baseline: { label: 'raw, 1 row per transaction', value: median(raw) },
       },
+      ...(await sqliteFloors(dir, n)),
     );
   }
   return rows;
+}
+
+/**
+ * What bounds group commit, raw better-sqlite3 on a scratch file at FULL: the commit itself (an empty
+ * BEGIN IMMEDIATE/COMMIT, which writes nothing to the WAL, and the smallest durable commit: one row updated,
+ * one WAL frame and its fsync) and the native cost of one append (counter UPDATE and INSERT, 2,000 in one
+ * transaction) with both FTS triggers, with the word index only, and with no trigger.
+ */
+async function sqliteFloors(dir: string, n: number): Promise<BenchRow[]> {
+  const file = path.join(dir, 'floors.db');
+  const store = await openStore(`sqlite:${file}`, { synchronous: 'FULL' });
+  await store.createSession('raw', 'cli');
+  await store.close();
+  const r = rawSqliteAppender(file, 'FULL');
+  const db = new Database(file);
+  db.pragma('synchronous = FULL');
+  db.exec('CREATE TABLE tick (n INTEGER); INSERT INTO tick VALUES (0)');
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const tick = db.prepare('UPDATE tick SET n = n + 1');
+  const perCall = (count: number, body: () => void) => {
+    const ms: number[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const started = performance.now();
+      for (let i = 0; i < count; i++) body();
+      ms.push((performance.now() - started) / count);
+    }
+    return median(ms);
+  };
+  const empty = perCall(n, () => {
+    begin.run();
+    commit.run();
+  });
+  const oneRow = perCall(Math.max(50, n / 10), () => {
+    begin.run();
+    tick.run();
+    commit.run();
+  });
+  const append = () => perCall(1, () => r.appendMany('raw', 0, 2000)) / 2000;
+  const bothFts = append();
+  db.exec('DROP TRIGGER messages_fts_trigram_insert');
+  const wordFts = append();
+  db.exec('DROP TRIGGER messages_fts_insert');
+  const noFts = append();
+  db.close();
+  r.close();
+  return [
+    { case: 'sqlite FULL floor: empty BEGIN IMMEDIATE/COMMIT', value: empty, unit: 'ms' },
+    { case: 'sqlite FULL floor: commit of a one-row UPDATE', value: oneRow, unit: 'ms' },
+    { case: 'sqlite native append (in a big tx), both FTS triggers', value: bothFts, unit: 'ms' },
+    { case: 'sqlite native append (in a big tx), word FTS only', value: wordFts, unit: 'ms' },
+    { case: 'sqlite native append (in a big tx), no FTS trigger', value: noFts, unit: 'ms' },
+  ];
 }
 
 /** Pool size on both sides: openStore's default poolSize, and the raw postgres.js pool's max. */

@@ -51,8 +51,12 @@ export async function retryWhileBusy<T>(attempt: () => T, options: BusyRetryOpti
 
 /** `BEGIN IMMEDIATE; body; COMMIT` (ROLLBACK on any error), retried while another writer holds the lock. */
 export function immediateTransaction<T>(client: Database, body: () => T, options: BusyRetryOptions): Promise<T> {
-  const tx = runner(client);
-  return retryWhileBusy(() => tx.immediate(body) as T, options);
+  return retryWhileBusy(() => immediateOnce(client, body), options);
+}
+
+/** One attempt at `BEGIN IMMEDIATE; body; COMMIT` (ROLLBACK on any error), now; SQLITE_BUSY is the caller's to handle. */
+export function immediateOnce<T>(client: Database, body: () => T): T {
+  return runner(client).immediate(body) as T;
 }
 
 /** One transaction wrapper per connection (better-sqlite3 builds a new one per transaction() call). */

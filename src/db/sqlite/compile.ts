@@ -10,7 +10,12 @@ import { SQL, StringChunk } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 
 const drizzle = new SQLiteSyncDialect();
-const verify = process.env.HSDB_VERIFY_SQL === '1';
+/** HSDB_VERIFY_SQL=1 (the test suite sets it): check every fast compile, and the append hot path, against Drizzle. */
+export const verifySqlAgainstDrizzle = process.env.HSDB_VERIFY_SQL === '1';
+const verify = verifySqlAgainstDrizzle;
+
+/** Drizzle's own compile of a query: the reference our fast paths are checked against. */
+export const compileWithDrizzle = (query: SQL): { sql: string; params: unknown[] } => drizzle.sqlToQuery(query);
 
 class Unsupported extends Error {}
 

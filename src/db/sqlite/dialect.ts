@@ -9,17 +9,18 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { sqliteTableNames } from '../../sql/tables.js';
-import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
+import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
+import { SqliteAppender } from './append.js';
 import { SqliteWorker } from './worker.js';
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
 const bare = (value: string | number | null): SQL => value as unknown as SQL;
@@ -43,6 +44,14 @@ export const sqliteValueDecoders: ValueDecoders = {
   jsonText: (v) => (v === null || v === undefined ? null : String(v)),
 };
 
+/** A write waiting for the next batch: its synchronous body, and its caller's promise. */
+interface QueuedWrite {
+  run: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
   readonly t = sqliteTableNames();
@@ -58,7 +67,9 @@ export class SqliteDialect implements Dialect {
   constructor(
     private readonly client: Database,
     private readonly writeDeadlineMs: number,
-  ) {}
+  ) {
+    this.appender = new SqliteAppender(client, this);
+  }
 
   // Values go into statements as bare parameters: inside sql`…` Drizzle and compile.ts bind a plain value
   // as a parameter, and not wrapping each one in its own SQL object is a fifth of a hot write's CPU.
@@ -222,17 +233,26 @@ export class SqliteDialect implements Dialect {
    * commit in the order they were requested.
    */
   write<T>(op: () => Op<T>): Promise<T> {
+    return this.enqueue(() => this.runSync(op()));
+  }
+
+  /** A write's synchronous body joins the next batch (see write()). */
+  private enqueue<T>(run: () => T): Promise<T> {
     return this.gate.admit(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queued.push({ op, resolve: resolve as (value: unknown) => void, reject });
-          if (this.queued.length === 1 && !this.flushing) setImmediate(() => this.flushNext());
+          this.queued.push({ run, resolve: resolve as (value: unknown) => void, reject });
+          if (this.queued.length === 1 && !this.flushing) setImmediate(this.flushNextBound);
         }),
     );
   }
 
+  private readonly appender: SqliteAppender;
+
+  /** The hot path (append.ts): appendMessageOp's statements, prepared once, in the same group commit. */
   appendMessage(message: AppendedMessage): Promise<number> {
-    return this.write(appendMessageOp(this, message));
+    const params = this.appender.params(message);
+    return this.enqueue(() => this.appender.run(params));
   }
 
   /**
@@ -321,22 +341,26 @@ export class SqliteDialect implements Dialect {
   }
 
   private readonly gate = new CallGate();
-  private queued: Array<{
-    op: () => Op<unknown>;
-    resolve: (value: unknown) => void;
-    reject: (error: unknown) => void;
-  }> = [];
+  private queued: QueuedWrite[] = [];
   /** The batch being written, if any; the next one starts when it has settled. */
   private flushing: Promise<void> | undefined;
 
+  private readonly flushNextBound = () => this.flushNext();
+  private readonly afterWaiting = () => {
+    this.flushing = undefined;
+    this.flushNext();
+  };
+
   private flushNext(): void {
-    if (this.flushing || this.queued.length === 0) return;
-    const after = () => {
-      this.flushing = undefined;
-      this.flushNext();
-    };
-    this.flushing = this.flush();
-    this.flushing.then(after, after);
+    while (!this.flushing && this.queued.length > 0) {
+      const batch = this.queued;
+      this.queued = [];
+      const waiting = this.flushNow(batch);
+      if (waiting) {
+        this.flushing = waiting;
+        waiting.then(this.afterWaiting, this.afterWaiting);
+      }
+    }
   }
 
   async settle(): Promise<void> {
@@ -344,40 +368,56 @@ export class SqliteDialect implements Dialect {
     while (this.flushing) await this.flushing.catch(() => {});
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.queued;
-    this.queued = [];
+  /**
+   * Write a batch now, in this turn: when no other connection holds the write lock (the usual case) that
+   * takes no promise or timer beyond each call's own. Only when the lock is busy does the batch start over
+   * on the waiting path (flushWaiting), and the next batch waits for it.
+   */
+  private flushNow(batch: QueuedWrite[]): Promise<void> | undefined {
+    try {
+      if (batch.length === 1) {
+        const call = batch[0]!;
+        let value: unknown;
+        try {
+          value = immediateOnce(this.client, call.run);
+        } catch (error) {
+          if (isSqliteBusy(error)) throw error;
+          call.reject(DatabaseError.from(error));
+          return undefined;
+        }
+        call.resolve(value);
+        return undefined;
+      }
+      const { outcomes, plain, isolated } = this.batchBodies(batch);
+      try {
+        immediateOnce(this.client, plain);
+      } catch (error) {
+        if (isSqliteBusy(error)) throw error;
+        immediateOnce(this.client, isolated);
+      }
+      this.settleBatch(batch, outcomes);
+      return undefined;
+    } catch (error) {
+      // The try above already waited busy_timeout: pause before the waiting path tries again, so the loop
+      // is blocked once per attempt, as on that path.
+      if (isSqliteBusy(error)) return pause(1).then(() => this.flushWaiting(batch));
+      // Nothing was committed: every call fails (settling a promise twice does nothing).
+      for (const call of batch) call.reject(DatabaseError.from(error));
+      return undefined;
+    }
+  }
+
+  /** The batch once the write lock was busy: the same, retried while busy until the write deadline. */
+  private async flushWaiting(batch: QueuedWrite[]): Promise<void> {
     const options = { deadlineMs: this.writeDeadlineMs };
     if (batch.length === 1) {
       const [call] = batch;
-      await immediateTransaction(this.client, () => this.runSync(call!.op()), options).then(
-        call!.resolve,
-        (e: unknown) => call!.reject(DatabaseError.from(e)),
+      await immediateTransaction(this.client, call!.run, options).then(call!.resolve, (e: unknown) =>
+        call!.reject(DatabaseError.from(e)),
       );
       return;
     }
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    // First every call plainly, in one transaction; only when one of them fails is the batch run again
-    // from the start with a SAVEPOINT around each call (savepoints cost about a third of a batched append).
-    const plain = () => {
-      outcomes.length = 0;
-      for (const call of batch) outcomes.push({ ok: true, value: this.runSync(call.op()) });
-    };
-    const isolated = () => {
-      outcomes.length = 0; // a retry after SQLITE_BUSY runs every call again
-      for (const call of batch) {
-        this.statement('SAVEPOINT hsdb_call').run();
-        try {
-          outcomes.push({ ok: true, value: this.runSync(call.op()) });
-          this.statement('RELEASE hsdb_call').run();
-        } catch (error) {
-          if (isSqliteBusy(error)) throw error;
-          this.statement('ROLLBACK TO hsdb_call').run();
-          this.statement('RELEASE hsdb_call').run();
-          outcomes.push({ ok: false, error });
-        }
-      }
-    };
+    const { outcomes, plain, isolated } = this.batchBodies(batch);
     try {
       try {
         await immediateTransaction(this.client, plain, options);
@@ -389,6 +429,40 @@ export class SqliteDialect implements Dialect {
       for (const call of batch) call.reject(DatabaseError.from(error));
       return;
     }
+    this.settleBatch(batch, outcomes);
+  }
+
+  /**
+   * A batch's transaction bodies. First every call plainly, in one transaction; only when one of them fails
+   * is the batch run again from the start with a SAVEPOINT around each call (savepoints cost about a third
+   * of a batched append). Each body starts its outcomes afresh: a retry after SQLITE_BUSY runs every call again.
+   */
+  private batchBodies(batch: QueuedWrite[]) {
+    const outcomes: Outcome[] = [];
+    const plain = () => {
+      outcomes.length = 0;
+      for (const call of batch) outcomes.push({ ok: true, value: call.run() });
+    };
+    const isolated = () => {
+      outcomes.length = 0;
+      for (const call of batch) {
+        this.statement('SAVEPOINT hsdb_call').run();
+        try {
+          outcomes.push({ ok: true, value: call.run() });
+          this.statement('RELEASE hsdb_call').run();
+        } catch (error) {
+          if (isSqliteBusy(error)) throw error;
+          this.statement('ROLLBACK TO hsdb_call').run();
+          this.statement('RELEASE hsdb_call').run();
+          outcomes.push({ ok: false, error });
+        }
+      }
+    };
+    return { outcomes, plain, isolated };
+  }
+
+  /** After the COMMIT: each call settles with its own outcome. */
+  private settleBatch(batch: QueuedWrite[], outcomes: Outcome[]): void {
     batch.forEach((call, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) call.resolve(outcome.value);
