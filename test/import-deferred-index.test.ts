@@ -114,9 +114,9 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
     const url = `sqlite:${file}`;
     const store = await openStore(url);
     await store.createSession('live', 'cli');
-    // Appends take ids above every id they have seen: start them above the source's, as a store that
-    // already held newer messages would (an append between two pages would otherwise take the next
-    // page's id, which the import then skips as already present).
+    // The writer starts appending before the import does: start its ids above the source's, as a store that
+    // already held newer messages would (ids it took below them would be the target's rows under
+    // keep-target). Appends once the import runs are kept above them by the import's own reservation.
     const raw = new Database(file);
     raw.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('messages', 10000000)").run();
     raw.close();
@@ -139,6 +139,18 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
     try {
       // The writer really wrote during the import (otherwise this proves nothing).
       expect(appended.length).toBeGreaterThan(5);
+      // No source row was skipped for an appended one.
+      const sourceMax = (await HermesFileSource.open(source).then(async (s) => {
+        try {
+          return await s.maxMessageId();
+        } finally {
+          await s.close();
+        }
+      }))!;
+      expect(Math.min(...appended)).toBeGreaterThan(sourceMax);
+      const below = new Database(file, { readonly: true });
+      expect(below.prepare('SELECT COUNT(*) FROM messages WHERE id <= ?').pluck().get(sourceMax)).toBe(MESSAGES);
+      below.close();
       const state = ftsState(file);
       expect(state.tables).toEqual(complete(state.messages));
       expect(state.messages).toBeGreaterThanOrEqual(MESSAGES + appended.length);
@@ -165,6 +177,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       label: snapshot.label,
       sessions: () => snapshot.sessions(),
       messageCount: () => snapshot.messageCount(),
+      maxMessageId: () => snapshot.maxMessageId(),
       meta: () => snapshot.meta(),
       topicModes: () => snapshot.topicModes(),
       topicBindings: () => snapshot.topicBindings(),
@@ -180,10 +193,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       expect(stopped.messages).toBe(10_000);
       expect(stopped.triggers).toEqual(triggersBefore);
       expect(stopped.tables.map((t) => t.missing)).toEqual([10_000, 10_000]);
-      // A row written meanwhile goes through the triggers (its id above the source's: see the test above).
-      const raw = new Database(file);
-      raw.prepare("UPDATE sqlite_sequence SET seq = 10000000 WHERE name = 'messages'").run();
-      raw.close();
+      // A row written meanwhile goes through the triggers (its id above the source's: the ids were reserved).
       await store.createSession('meanwhile', 'cli');
       const id = await store.appendMessage('meanwhile', 'user', 'written between the runs zanzibar');
       expect((await store.searchMessages('zanzibar')).map((h) => h.id)).toEqual([id]);

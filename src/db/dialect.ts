@@ -204,6 +204,8 @@ export interface Dialect {
   close(): Promise<void>;
   /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
   readonly advanceMessageIds: () => Op<void>;
+  /** Make every message id generated from now on larger than `upTo` (never moves the sequence back). */
+  reserveMessageIds(upTo: number): Op<void>;
   /** A query returning one row with `bytes`: the size of the database on disk. */
   readonly databaseSize: SQL;
   /**

@@ -117,6 +117,13 @@ export class BulkReadRepo {
       );
   }
 
+  maxMessageId(): Promise<number | null> {
+    const { d } = this.ctx;
+    return d.read(function* () {
+      return d.decode.intOrNull((yield* first<{ n: unknown }>(sql`SELECT MAX(id) AS n FROM ${d.t.messages}`))?.n);
+    });
+  }
+
   messageCount(): Promise<number> {
     const { d } = this.ctx;
     return d.read(function* () {

@@ -234,6 +234,15 @@ export class ImportRepo {
     });
   }
 
+  /**
+   * Before the pages: move the message id sequence to at least `maxId`, so that an append by anyone else
+   * during the import takes an id above the source's (it would otherwise take one of them, and the imported
+   * row with that id would be skipped as already present).
+   */
+  reserveIds(maxId: number): Promise<void> {
+    return this.ctx.d.write(() => this.ctx.d.reserveMessageIds(maxId));
+  }
+
   /** Move the message id sequence past the imported ids (Postgres; SQLite's AUTOINCREMENT follows by itself). */
   advanceIds(): Promise<void> {
     return this.ctx.d.write(this.ctx.d.advanceMessageIds);

@@ -202,6 +202,10 @@ export async function transferRows(
   const elapsed = () => (performance.now() - started) / 1000;
   const progress = (phase: TransferProgress['phase'], done: number, total: number) =>
     options.onProgress?.({ phase, done, total, elapsedSeconds: elapsed() });
+  // First of all: from here on, an append to the store (another chat, another process) takes an id above the
+  // source's, never one an import page is about to write (that page would skip it as already present).
+  const maxId = source.maxMessageId ? await source.maxMessageId() : null;
+  if (maxId !== null) await store.imports.reserveIds(maxId);
   const sessions = await source.sessions();
   const totalMessages = await source.messageCount();
   const meta = await source.meta();

@@ -18,6 +18,11 @@ export interface RowSource {
   /** Every session (sessions are few next to messages; they are held in memory). */
   sessions(): Promise<RawRow[]>;
   messageCount(): Promise<number>;
+  /**
+   * The largest message id, or null without messages. Optional for sources written before it existed: with it,
+   * a transfer reserves the source's ids first, so a message appended to the target meanwhile never takes one.
+   */
+  maxMessageId?(): Promise<number | null>;
   /** Up to `limit` messages with ids above `afterId`, in id order. */
   messagePage(afterId: number, limit: number): Promise<RawRow[]>;
   meta(): Promise<RawRow[]>;
@@ -32,6 +37,7 @@ export function storeSource(store: SessionStore): RowSource {
     label: store.url,
     sessions: () => r.sessions(),
     messageCount: () => r.messageCount(),
+    maxMessageId: () => r.maxMessageId(),
     messagePage: (afterId, limit) => r.messagePage(afterId, limit),
     meta: () => r.meta(),
     topicModes: () => r.topicModes(),
@@ -363,6 +369,10 @@ export class HermesFileSource implements RowSource {
 
   async messageCount(): Promise<number> {
     return this.db.prepare('SELECT COUNT(*) FROM messages').pluck().get() as number;
+  }
+
+  async maxMessageId(): Promise<number | null> {
+    return this.db.prepare('SELECT MAX(id) FROM messages').pluck().get() as number | null;
   }
 
   async messagePage(afterId: number, limit: number): Promise<RawRow[]> {

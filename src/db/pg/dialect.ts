@@ -102,6 +102,7 @@ export class PgDialect implements Dialect {
   readonly decode = pgValueDecoders;
   readonly search: SearchStatements;
   readonly advanceMessageIds: () => Op<void>;
+  readonly reserveMessageIds: (upTo: number) => Op<void>;
   readonly forUpdate = sql` FOR UPDATE`;
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
@@ -113,10 +114,20 @@ export class PgDialect implements Dialect {
     this.search = pgSearch(t);
     this.appendStatements = pgAppendStatements(t);
     this.appendQueue = new AppendQueue(conn, this.appendStatements, APPENDS_IN_FLIGHT);
+    // The sequence is found through the qualified table name (a text argument, bound as a parameter).
+    const sequence = sql`pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id')`;
+    // Never below an id already handed out: an append in flight may hold one above MAX(id).
+    const handedOut = sql`COALESCE(pg_sequence_last_value(${sequence}::regclass), 0)`;
     this.advanceMessageIds = function* (): Op<void> {
-      // The sequence is found through the qualified table name (a text argument, bound as a parameter).
       yield* exec(
-        sql`SELECT setval(pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id'), COALESCE(MAX(id), 1), MAX(id) IS NOT NULL) FROM ${t.messages}`,
+        sql`SELECT setval(${sequence}, GREATEST(COALESCE(MAX(id), 1), ${handedOut}), MAX(id) IS NOT NULL OR ${handedOut} > 0) FROM ${t.messages}`,
+      );
+    };
+    this.reserveMessageIds = function* (upTo: number): Op<void> {
+      // Appends wait for this transaction: none takes an id between reading the sequence and moving it.
+      yield* exec(sql`LOCK TABLE ${t.messages} IN SHARE ROW EXCLUSIVE MODE`);
+      yield* exec(
+        sql`SELECT setval(${sequence}, GREATEST(${upTo}::int8, ${handedOut}, 1), ${upTo}::int8 > 0 OR ${handedOut} > 0)`,
       );
     };
   }

@@ -9,7 +9,7 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, type Op, type Query, execText } from '../ops.js';
+import { CallGate, type Op, type Query, exec, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { sqliteTableNames } from '../../sql/tables.js';
@@ -60,6 +60,12 @@ export class SqliteDialect implements Dialect {
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.
   // eslint-disable-next-line require-yield
   readonly advanceMessageIds = function* (): Op<void> {};
+  // AUTOINCREMENT hands out max(sqlite_sequence.seq, MAX(id)) + 1.
+  *reserveMessageIds(upTo: number): Op<void> {
+    yield* exec(sql`UPDATE sqlite_sequence SET seq = MAX(seq, ${upTo}) WHERE name = 'messages'`);
+    yield* exec(sql`INSERT INTO sqlite_sequence (name, seq) SELECT 'messages', ${upTo}
+      WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'messages')`);
+  }
   readonly forUpdate = sql``;
   readonly databaseSize = sql`SELECT page_count * page_size AS bytes FROM pragma_page_count(), pragma_page_size()`;
   private readonly statements = new Map<string, Statement>();
