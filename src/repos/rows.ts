@@ -68,6 +68,31 @@ export function decodeMessage(r: Row, d: ValueDecoders): MessageRow {
   };
 }
 
+/**
+ * A message read as values (ops.values) with `d.messageColumns`, as the row decodeMessage takes: the same
+ * keys in one fixed shape, which costs far less than the driver's keyed row object.
+ */
+export function messageRowFromValues(v: readonly unknown[]): Row {
+  return {
+    id: v[0],
+    session_id: v[1],
+    role: v[2],
+    content: v[3],
+    tool_call_id: v[4],
+    tool_calls: v[5],
+    tool_name: v[6],
+    timestamp: v[7],
+    token_count: v[8],
+    finish_reason: v[9],
+    reasoning: v[10],
+    reasoning_content: v[11],
+    reasoning_details: v[12],
+    codex_reasoning_items: v[13],
+    codex_message_items: v[14],
+    content_json: v[15],
+  };
+}
+
 /** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
 export function previewFromRaw(raw: unknown): string {
   const text = pyStrip(typeof raw === 'string' ? raw : '');

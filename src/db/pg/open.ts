@@ -18,6 +18,8 @@ export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
 /** Something that runs a query: the Drizzle database, a Drizzle transaction, or a reserved connection. */
 export interface PgExecutor {
   execute(query: SQL): Promise<unknown>;
+  /** Rows as arrays of values in select-list order (see ops.values); without it, execute's rows are taken apart. */
+  values?(query: SQL): Promise<unknown[][]>;
 }
 
 export interface OpenedPg {
@@ -25,6 +27,8 @@ export interface OpenedPg {
   readonly db: PgDb;
   /** Run one query outside a transaction on the current pool (what reads use). */
   execute(query: SQL): Promise<unknown>;
+  /** The same, rows as arrays of values in select-list order. */
+  values(query: SQL): Promise<unknown[][]>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -227,14 +231,14 @@ function poolSession(
   // never answered either: once a retired pool has ended, each read left is run again on the fresh pool
   // (it was never sent; a read is safe to repeat anyway), and once the store is closed, rejected.
   let reading = new Set<() => void>();
-  function execute(query: SQL): Promise<unknown> {
+  function read<T>(run: (pool: postgres.Sql) => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       const attempt = () => {
         if (closed) return reject(new StoreClosedError());
         const pending = reading;
         const again = () => attempt();
         pending.add(again);
-        db.execute(query).then(
+        run(client).then(
           (result) => pending.delete(again) && resolve(result),
           (error: unknown) => pending.delete(again) && reject(error),
         );
@@ -242,6 +246,15 @@ function poolSession(
       attempt();
     });
   }
+  // Reads compile as transactions do: short statements are prepared once per connection (no parse and
+  // plan per call), and answered as postgres.js gives rows (or, for `values`, arrays without an object each).
+  const unsafe = (pool: postgres.Sql | postgres.ReservedSql, query: SQL) => {
+    const compiled = compiler.sqlToQuery(query);
+    return pool.unsafe(compiled.sql, compiled.params as never[], { prepare: compiled.sql.length <= PREPARE_MAX_CHARS });
+  };
+  const execute = (query: SQL): Promise<unknown> => read((pool) => unsafe(pool, query));
+  const values = (query: SQL): Promise<unknown[][]> =>
+    read(async (pool) => (await unsafe(pool, query).values()) as unknown[][]);
   const rerunStranded = (pending: Set<() => void>) => {
     const stranded = [...pending];
     pending.clear();
@@ -332,6 +345,7 @@ function poolSession(
       return db;
     },
     execute,
+    values,
     transaction,
     close: async () => {
       closed = true;

@@ -131,6 +131,7 @@ export class SqliteDialect implements Dialect {
         .join(', '),
     );
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
+  inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
   /** Structured content: the text of its `type: "text"` parts, as contentPreviewText computes it in JS. */
   previewText = (a: string) => {
@@ -176,6 +177,15 @@ export class SqliteDialect implements Dialect {
     }
     const { sql: text, params } = compileSqlite(query.sql);
     const stmt = this.statement(text);
+    if (query.mode === 'values') {
+      // Raw mode is a flag of the (cached, shared) statement: set for this call only.
+      stmt.raw(true);
+      try {
+        return stmt.all(...params);
+      } finally {
+        stmt.raw(false);
+      }
+    }
     if (query.mode === 'rows') {
       if (stmt.reader) return stmt.all(...params);
       stmt.run(...params);
@@ -306,6 +316,7 @@ export class SqliteDialect implements Dialect {
     }
     if (query.mode === 'text') return worker.statement(query.text, query.params, false);
     const { sql: text, params } = compileSqlite(query.sql);
+    if (query.mode === 'values') return worker.statement(text, params, 'values');
     return worker.statement(text, params, query.mode === 'rows');
   }
 
