@@ -153,6 +153,8 @@ export interface Dialect {
    * (Postgres: content_json), so that a row read as values decodes by position (rows.ts messageRowFromValues).
    */
   messageColumns(alias: string): SQL;
+  /** The columns a conversation replay reads (sql/replay-columns.ts), then the dialect's own (Postgres: content_json). */
+  replayColumns(alias: string): SQL;
   /** Hermes' LIKE: ASCII-only case-insensitive, `\` as the escape character. */
   likeAsciiCi(expr: SQL, pattern: string): SQL;
   /**

@@ -4,7 +4,8 @@
  */
 import { PY_WS, pyStrip } from '../codecs/python-text.js';
 import { isTruthy } from '../codecs/json.js';
-import type { ConversationMessage, MessageRow } from '../types.js';
+import type { ConversationMessage } from '../types.js';
+import type { ReplayRow } from './rows.js';
 
 const S = `[${PY_WS}]`;
 const MEMORY_BLOCK = new RegExp(`<${S}*memory-context${S}*>[^]*?</${S}*memory-context${S}*>`, 'giu');
@@ -27,7 +28,7 @@ export function sanitizeContext(text: string): string {
   return tags ? text.replace(STRAY_TAG, '') : text;
 }
 
-export function toConversation(rows: MessageRow[], includeAncestors: boolean): ConversationMessage[] {
+export function toConversation(rows: readonly ReplayRow[], includeAncestors: boolean): ConversationMessage[] {
   const out: ConversationMessage[] = [];
   for (const row of rows) {
     let content = row.content;

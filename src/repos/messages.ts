@@ -12,7 +12,7 @@ import { type MessageFields, messageValues } from '../sql/messages.js';
 import type { AnchoredView, ConversationMessage, HermesRole, MessageRow, MessagesAround } from '../types.js';
 import type { RepoContext } from './context.js';
 import { toConversation } from './conversation.js';
-import { decodeMessage, messageRowFromValues } from './rows.js';
+import { type ReplayRow, decodeMessage, decodeReplayValues, messageRowFromValues } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
@@ -186,11 +186,15 @@ export class MessageRepo {
    */
   conversation(sessionId: string, includeAncestors: boolean): Promise<ConversationMessage[]> {
     const { d } = this.ctx;
-    const read = includeAncestors
-      ? this.messagesOp(ancestorMessages(d, sessionId, d.messageColumns('m')))
-      : this.listOp(sessionId);
+    const columns = d.replayColumns('m');
+    const query = includeAncestors
+      ? ancestorMessages(d, sessionId, columns)
+      : sql`SELECT ${columns} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} ORDER BY m.id`;
     return d.read(function* () {
-      return toConversation(yield* read(), includeAncestors);
+      const found = yield* values(query);
+      const rows: ReplayRow[] = new Array(found.length);
+      for (let i = 0; i < found.length; i++) rows[i] = decodeReplayValues(found[i]!, d.decode);
+      return toConversation(rows, includeAncestors);
     });
   }
 

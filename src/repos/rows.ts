@@ -93,6 +93,39 @@ export function messageRowFromValues(v: readonly unknown[]): Row {
   };
 }
 
+/** The fields of a message a conversation replay uses: what Hermes' get_messages_as_conversation selects. */
+export type ReplayRow = Pick<
+  MessageRow,
+  | 'role'
+  | 'content'
+  | 'toolCallId'
+  | 'toolCalls'
+  | 'toolName'
+  | 'finishReason'
+  | 'reasoning'
+  | 'reasoningContent'
+  | 'reasoningDetails'
+  | 'codexReasoningItems'
+  | 'codexMessageItems'
+>;
+
+/** A message read as values with `d.replayColumns`, decoded as decodeMessage decodes those fields. */
+export function decodeReplayValues(v: readonly unknown[], d: ValueDecoders): ReplayRow {
+  return {
+    role: String(v[0]),
+    content: d.content({ content: v[1], content_json: v[11] }),
+    toolCallId: d.freeText(v[2]),
+    toolCalls: d.json(v[3]),
+    toolName: d.freeText(v[4]),
+    finishReason: d.freeText(v[5]),
+    reasoning: d.freeText(v[6]),
+    reasoningContent: d.freeText(v[7]),
+    reasoningDetails: d.json(v[8]),
+    codexReasoningItems: d.json(v[9]),
+    codexMessageItems: d.json(v[10]),
+  };
+}
+
 /** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
 export function previewFromRaw(raw: unknown): string {
   const text = pyStrip(typeof raw === 'string' ? raw : '');

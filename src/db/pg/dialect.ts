@@ -19,6 +19,7 @@ import type {
 import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
@@ -199,6 +200,7 @@ export class PgDialect implements Dialect {
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
+  replayColumns = (a: string) => replayColumnList(a, ['content_json']);
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>
     sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;

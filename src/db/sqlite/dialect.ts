@@ -12,6 +12,7 @@ import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions 
 import { appendMessageOp } from '../../sql/messages.js';
 import { CallGate, type Op, type Query, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
@@ -130,6 +131,7 @@ export class SqliteDialect implements Dialect {
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
+  replayColumns = (a: string) => replayColumnList(a);
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
