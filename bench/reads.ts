@@ -45,22 +45,27 @@ async function fill(store: SessionStore): Promise<void> {
 }
 
 /**
- * What the raw baselines run: the store's statements (sql/lineage.ts ancestorMessages, and the tip's
- * messages), their rows as arrays of values, the cheapest form each driver has.
+ * What the raw baselines run: the store's statements (sql/lineage.ts ancestorMessages, the tip's replay,
+ * getMessages' SELECT), their rows as arrays of values, the cheapest form each driver has.
  */
 const MESSAGE_COLUMNS =
   'id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, ' +
   'reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items';
 const PG_MESSAGE_COLUMNS = `${MESSAGE_COLUMNS}, content_json`;
+/** What a conversation replay selects (src/sql/replay-columns.ts). */
+const REPLAY_COLUMNS =
+  'role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning, reasoning_content, ' +
+  'reasoning_details, codex_reasoning_items, codex_message_items';
+const PG_REPLAY_COLUMNS = `${REPLAY_COLUMNS}, content_json`;
 const LINEAGE = `WITH RECURSIVE walk(id, parent, depth) AS (
     SELECT $1::text, (SELECT s.parent_session_id FROM sessions s WHERE s.id = $1::text), 0
     UNION ALL
     SELECT s.id, s.parent_session_id, w.depth + 1 FROM walk w JOIN sessions s ON s.id = w.parent WHERE w.depth < 100
   )`;
-const SQLITE_CHAIN = `${LINEAGE.replaceAll('$1::text', '?1')}
-  SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id IN (SELECT id FROM walk) ORDER BY id`;
+const SQLITE_CHAIN = `${LINEAGE.replaceAll('$1::text', '?')}
+  SELECT ${REPLAY_COLUMNS} FROM messages WHERE session_id IN (SELECT id FROM walk) ORDER BY id`;
 const PG_CHAIN = `${LINEAGE}
-  SELECT ${PG_MESSAGE_COLUMNS} FROM messages WHERE session_id = ANY(ARRAY(SELECT id FROM walk)) ORDER BY id`;
+  SELECT ${PG_REPLAY_COLUMNS} FROM messages WHERE session_id = ANY(ARRAY(SELECT id FROM walk)) ORDER BY id`;
 const tipMessages = (columns: string) => `SELECT ${columns} FROM messages WHERE session_id = $1::text ORDER BY id`;
 
 /** Interleave the cases round by round so that a noisy neighbour slows them all alike; median ms per call. */
@@ -77,13 +82,14 @@ async function timeAll(cases: Record<string, { reps: number; body: () => unknown
   return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, median(xs)]));
 }
 
-type RawReads = { withAncestors: () => unknown; tip: () => unknown; session: () => unknown };
+type RawReads = { withAncestors: () => unknown; tipReplay: () => unknown; tip: () => unknown; session: () => unknown };
 
 async function measure(label: string, store: SessionStore, raw: RawReads): Promise<BenchRow[]> {
   const t = await timeAll({
     conversation: { reps: 40, body: () => store.getMessagesAsConversation(TIP, { includeAncestors: true }) },
     rawConversation: { reps: 40, body: raw.withAncestors },
     tip: { reps: 150, body: () => store.getMessagesAsConversation(TIP, { includeAncestors: false }) },
+    rawTipReplay: { reps: 150, body: raw.tipReplay },
     messages: { reps: 150, body: () => store.getMessages(TIP) },
     rawTip: { reps: 150, body: raw.tip },
     session: { reps: 1000, body: () => store.getSession('list-77') },
@@ -102,7 +108,7 @@ async function measure(label: string, store: SessionStore, raw: RawReads): Promi
       case: `${label}: getMessagesAsConversation, tip only, 250 msgs`,
       value: t.tip!,
       unit: 'ms',
-      baseline: { label: same, value: t.rawTip! },
+      baseline: { label: same, value: t.rawTipReplay! },
     },
     {
       case: `${label}: getMessages, 250 msgs`,
@@ -126,10 +132,12 @@ async function sqliteReads(dir: string): Promise<BenchRow[]> {
   const db = new Database(file, { readonly: true });
   const chain = db.prepare(SQLITE_CHAIN).raw(true);
   const tip = db.prepare(tipMessages(MESSAGE_COLUMNS).replace('$1::text', '?')).raw(true);
+  const tipReplay = db.prepare(tipMessages(REPLAY_COLUMNS).replace('$1::text', '?')).raw(true);
   const session = db.prepare('SELECT * FROM sessions WHERE id = ?');
   try {
     return await measure('sqlite', store, {
-      withAncestors: () => chain.all(TIP),
+      withAncestors: () => chain.all(TIP, TIP),
+      tipReplay: () => tipReplay.all(TIP),
       tip: () => tip.all(TIP),
       session: () => session.get('list-77'),
     });
@@ -148,6 +156,7 @@ async function pgliteReads(dir: string): Promise<BenchRow[]> {
   try {
     return await measure('pglite', store, {
       withAncestors: () => client.query(PG_CHAIN, [TIP], arrays),
+      tipReplay: () => client.query(tipMessages(PG_REPLAY_COLUMNS), [TIP], arrays),
       tip: () => client.query(tipMessages(PG_MESSAGE_COLUMNS), [TIP], arrays),
       session: () => client.query('SELECT * FROM sessions WHERE id = $1', ['list-77']),
     });
@@ -176,6 +185,7 @@ async function postgresReads(adminUrl: string): Promise<{ rows: BenchRow[]; note
       return {
         rows: await measure('postgres', store, {
           withAncestors: () => sql.unsafe(PG_CHAIN, [TIP], { prepare: true }).values(),
+          tipReplay: () => sql.unsafe(tipMessages(PG_REPLAY_COLUMNS), [TIP], { prepare: true }).values(),
           tip: () => sql.unsafe(tipMessages(PG_MESSAGE_COLUMNS), [TIP], { prepare: true }).values(),
           session: () => sql`SELECT * FROM sessions WHERE id = ${'list-77'}`,
         }),
