@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, one table each. Figures, never assertions.
- *   --only search,import,append   run only these sections (default: all)
+ *   --only search,import,append,reads   run only these sections (default: all)
  *   --json FILE                   also write every figure as JSON (bench/results.ts), for bench/compare.ts
  */
 import fs from 'node:fs';
@@ -9,10 +9,11 @@ import { parseArgs } from 'node:util';
 import { benchAppend } from './append.js';
 import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
+import { benchReads } from './reads.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
 
-const SECTIONS = ['search', 'import', 'append', 'coldstart'] as const;
+const SECTIONS = ['search', 'import', 'append', 'reads', 'coldstart'] as const;
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
   options: { json: { type: 'string' }, only: { type: 'string' } },
@@ -86,8 +87,10 @@ if (runs('import')) {
   }
 }
 
-if (runs('append')) {
-  const appended = await benchAppend(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+for (const section of ['append', 'reads'] as const) {
+  if (!runs(section)) continue;
+  const bench = section === 'append' ? benchAppend : benchReads;
+  const appended = await bench(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
   for (const n of appended.notes) console.log(n);
   console.log(
     `\nmedians of ${process.env.BENCH_RUNS ?? 5} runs; ratio = figure / baseline (for ms, baseline / figure: above 1 is faster)`,
@@ -97,7 +100,7 @@ if (runs('append')) {
   );
   for (const r of appended.rows) {
     metric({
-      key: `append/${r.case}`,
+      key: `${section}/${r.case}`,
       value: r.value,
       unit: r.unit,
       higherIsBetter: r.unit === 'msg/s',

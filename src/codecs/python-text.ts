@@ -6,12 +6,28 @@
 /** Python's whitespace (str.isspace): JavaScript's \s minus U+FEFF, plus U+001C..U+001F and U+0085. */
 export const PY_WS = '\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 
-const LEADING = new RegExp(`^[${PY_WS}]+`, 'u');
-const TRAILING = new RegExp(`[${PY_WS}]+$`, 'u');
+/** Whether a UTF-16 unit is one of PY_WS (all of them are in the BMP, so no surrogate is). */
+export function isPyWhitespace(c: number): boolean {
+  return c <= 0x20
+    ? (c >= 0x09 && c <= 0x0d) || c >= 0x1c
+    : c === 0x85 ||
+        c === 0xa0 ||
+        c === 0x1680 ||
+        (c >= 0x2000 && c <= 0x200a) ||
+        c === 0x2028 ||
+        c === 0x2029 ||
+        c === 0x202f ||
+        c === 0x205f ||
+        c === 0x3000;
+}
 
-/** `str.strip()` */
+/** `str.strip()`: a scan from each end (a `[…]+$` regex tries every position of a long text). */
 export function pyStrip(value: string): string {
-  return value.replace(LEADING, '').replace(TRAILING, '');
+  let start = 0;
+  let end = value.length;
+  while (start < end && isPyWhitespace(value.charCodeAt(start))) start++;
+  while (end > start && isPyWhitespace(value.charCodeAt(end - 1))) end--;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
 }
 
 /** `len(s)` */

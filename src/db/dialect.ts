@@ -161,10 +161,23 @@ export interface Dialect {
   /** The content column names and values for an INSERT into messages. */
   contentInsert(content: MessageContentInput | null | undefined): { columns: SQL; values: SQL };
 
-  /** The messages columns every message read selects (never the tsvector). */
+  /**
+   * The messages columns every message read selects (never the tsvector): id, session_id, role, content,
+   * tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, reasoning_content,
+   * reasoning_details, codex_reasoning_items, codex_message_items in this order, then the dialect's own
+   * (Postgres: content_json), so that a row read as values decodes by position (rows.ts messageRowFromValues).
+   */
   messageColumns(alias: string): SQL;
+  /** The columns a conversation replay reads (sql/replay-columns.ts), then the dialect's own (Postgres: content_json). */
+  replayColumns(alias: string): SQL;
   /** Hermes' LIKE: ASCII-only case-insensitive, `\` as the escape character. */
   likeAsciiCi(expr: SQL, pattern: string): SQL;
+  /**
+   * A condition: `expr` is among the values of the one-column `subquery` (which may repeat them). Postgres
+   * takes them as one array (`= ANY(ARRAY(…))`), so a set the planner cannot size (a recursive walk) still
+   * meets the index on `expr`'s column instead of a hash join over a sequential scan.
+   */
+  inSubquery(expr: SQL, subquery: SQL): SQL;
   /** Byte-order comparison for text tie-breaks (SQLite's BINARY collation). */
   binary(expr: SQL): SQL;
   /** Non-NULL content (of a message row alias) rendered as preview text: plain text, or the text parts of structured content. */

@@ -4,7 +4,8 @@
  */
 import { PY_WS, pyStrip } from '../codecs/python-text.js';
 import { isTruthy } from '../codecs/json.js';
-import type { ConversationMessage, MessageRow } from '../types.js';
+import type { ConversationMessage } from '../types.js';
+import type { ReplayRow } from './rows.js';
 
 const S = `[${PY_WS}]`;
 const MEMORY_BLOCK = new RegExp(`<${S}*memory-context${S}*>[^]*?</${S}*memory-context${S}*>`, 'giu');
@@ -15,12 +16,19 @@ const SYSTEM_NOTE = new RegExp(
 );
 const STRAY_TAG = new RegExp(`</?${S}*memory-context${S}*>`, 'giu');
 
-/** Remove recalled-memory blocks, their system notes and stray tags (case-insensitive), in that order. */
+/**
+ * Remove recalled-memory blocks, their system notes and stray tags (case-insensitive), in that order.
+ * Tags need a `<` and notes a `[` (no other character folds to either, and removing text adds none), so
+ * text without them, most of it, skips the scans.
+ */
 export function sanitizeContext(text: string): string {
-  return text.replace(MEMORY_BLOCK, '').replace(SYSTEM_NOTE, '').replace(STRAY_TAG, '');
+  const tags = text.includes('<');
+  if (tags) text = text.replace(MEMORY_BLOCK, '');
+  if (text.includes('[')) text = text.replace(SYSTEM_NOTE, '');
+  return tags ? text.replace(STRAY_TAG, '') : text;
 }
 
-export function toConversation(rows: MessageRow[], includeAncestors: boolean): ConversationMessage[] {
+export function toConversation(rows: readonly ReplayRow[], includeAncestors: boolean): ConversationMessage[] {
   const out: ConversationMessage[] = [];
   for (const row of rows) {
     let content = row.content;

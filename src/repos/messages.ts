@@ -5,14 +5,14 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { MessageContentInput } from '../codecs/content.js';
 import { roundToMicros } from '../codecs/time.js';
-import { type Op, exec, first, rows } from '../db/ops.js';
+import { type Op, exec, first, rows, values } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
+import { ancestorMessages } from '../sql/lineage.js';
 import { type MessageFields, messageValues } from '../sql/messages.js';
 import type { AnchoredView, ConversationMessage, HermesRole, MessageRow, MessagesAround } from '../types.js';
 import type { RepoContext } from './context.js';
 import { toConversation } from './conversation.js';
-import type { LineageRepo } from './lineage.js';
-import { decodeMessage } from './rows.js';
+import { type ReplayRow, decodeMessage, decodeReplayValues, messageRowFromValues } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
@@ -33,10 +33,7 @@ export function toolCallCount(toolCalls: unknown): number {
 const INSERT_BATCH = 1000;
 
 export class MessageRepo {
-  constructor(
-    private readonly ctx: RepoContext,
-    private readonly lineage: LineageRepo,
-  ) {}
+  constructor(private readonly ctx: RepoContext) {}
 
   private values(
     sessionId: string,
@@ -152,36 +149,52 @@ export class MessageRepo {
     );
   }
 
-  private listOp(sessionIds: string[]) {
+  /**
+   * Messages read as values (rows.ts messageRowFromValues): reads of hundreds of messages spend more on
+   * the drivers' keyed row objects than on anything else.
+   */
+  private messagesOp(query: SQL) {
     const { d } = this.ctx;
     return function* () {
-      const found = yield* rows(sql`
-        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
-        WHERE m.session_id IN (${sql.join(
-          sessionIds.map((id) => d.text(id)),
-          sql`, `,
-        )})
-        ORDER BY m.id`);
-      return found.map((r) => decodeMessage(r, d.decode));
+      const found = yield* values(query);
+      const out: MessageRow[] = new Array(found.length);
+      for (let i = 0; i < found.length; i++) out[i] = decodeMessage(messageRowFromValues(found[i]!), d.decode);
+      return out;
     };
+  }
+
+  private listOp(sessionId: string) {
+    const { d } = this.ctx;
+    return this.messagesOp(sql`
+        SELECT ${d.messageColumns('m')} FROM ${d.t.messages} m
+        WHERE m.session_id = ${d.text(sessionId)}
+        ORDER BY m.id`);
   }
 
   /** A session's messages in insertion (id) order. */
   list(sessionId: string): Promise<MessageRow[]> {
-    return this.ctx.d.read(this.listOp([sessionId]));
+    return this.ctx.d.read(this.listOp(sessionId));
   }
 
   listOpFor(sessionId: string) {
-    return this.listOp([sessionId]);
+    return this.listOp(sessionId);
   }
 
-  /** Messages as a model replay; with ancestors, the whole parent chain first and resent prompts dropped. */
+  /**
+   * Messages as a model replay; with ancestors, the whole parent chain first and resent prompts dropped.
+   * The ancestors' messages come in the same statement as the walk (one round trip on Postgres).
+   */
   conversation(sessionId: string, includeAncestors: boolean): Promise<ConversationMessage[]> {
-    const lineageOp = this.lineage.lineageOp(sessionId);
-    const listOp = (ids: string[]) => this.listOp(ids);
-    return this.ctx.d.read(function* () {
-      const ids = includeAncestors ? yield* lineageOp() : [sessionId];
-      return toConversation(yield* listOp(ids)(), includeAncestors);
+    const { d } = this.ctx;
+    const columns = d.replayColumns('m');
+    const query = includeAncestors
+      ? ancestorMessages(d, sessionId, columns)
+      : sql`SELECT ${columns} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} ORDER BY m.id`;
+    return d.read(function* () {
+      const found = yield* values(query);
+      const rows: ReplayRow[] = new Array(found.length);
+      for (let i = 0; i < found.length; i++) rows[i] = decodeReplayValues(found[i]!, d.decode);
+      return toConversation(rows, includeAncestors);
     });
   }
 

@@ -68,6 +68,64 @@ export function decodeMessage(r: Row, d: ValueDecoders): MessageRow {
   };
 }
 
+/**
+ * A message read as values (ops.values) with `d.messageColumns`, as the row decodeMessage takes: the same
+ * keys in one fixed shape, which costs far less than the driver's keyed row object.
+ */
+export function messageRowFromValues(v: readonly unknown[]): Row {
+  return {
+    id: v[0],
+    session_id: v[1],
+    role: v[2],
+    content: v[3],
+    tool_call_id: v[4],
+    tool_calls: v[5],
+    tool_name: v[6],
+    timestamp: v[7],
+    token_count: v[8],
+    finish_reason: v[9],
+    reasoning: v[10],
+    reasoning_content: v[11],
+    reasoning_details: v[12],
+    codex_reasoning_items: v[13],
+    codex_message_items: v[14],
+    content_json: v[15],
+  };
+}
+
+/** The fields of a message a conversation replay uses: what Hermes' get_messages_as_conversation selects. */
+export type ReplayRow = Pick<
+  MessageRow,
+  | 'role'
+  | 'content'
+  | 'toolCallId'
+  | 'toolCalls'
+  | 'toolName'
+  | 'finishReason'
+  | 'reasoning'
+  | 'reasoningContent'
+  | 'reasoningDetails'
+  | 'codexReasoningItems'
+  | 'codexMessageItems'
+>;
+
+/** A message read as values with `d.replayColumns`, decoded as decodeMessage decodes those fields. */
+export function decodeReplayValues(v: readonly unknown[], d: ValueDecoders): ReplayRow {
+  return {
+    role: String(v[0]),
+    content: d.content({ content: v[1], content_json: v[11] }),
+    toolCallId: d.freeText(v[2]),
+    toolCalls: d.json(v[3]),
+    toolName: d.freeText(v[4]),
+    finishReason: d.freeText(v[5]),
+    reasoning: d.freeText(v[6]),
+    reasoningContent: d.freeText(v[7]),
+    reasoningDetails: d.json(v[8]),
+    codexReasoningItems: d.json(v[9]),
+    codexMessageItems: d.json(v[10]),
+  };
+}
+
 /** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
 export function previewFromRaw(raw: unknown): string {
   const text = pyStrip(typeof raw === 'string' ? raw : '');

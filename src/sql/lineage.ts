@@ -24,6 +24,25 @@ export function ancestorsWalk(d: Dialect, id: string): SQL {
 }
 
 /**
+ * The messages of `id` and its ancestors (those ancestorsWalk finds), as `columns`, in id order: the
+ * lineage walk and the read in one statement. The walk starts from `id` itself whether or not it exists
+ * (Hermes always includes the starting id), and a cycle only repeats ids already in the set, so the set is
+ * what the walk visits before its first repeat.
+ */
+export function ancestorMessages(d: Dialect, id: string, columns: SQL): SQL {
+  return sql`
+    WITH RECURSIVE walk(id, parent, depth) AS (
+      SELECT ${d.text(id)}, (SELECT s.parent_session_id FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}), 0
+      UNION ALL
+      SELECT s.id, s.parent_session_id, w.depth + 1
+      FROM walk w JOIN ${d.t.sessions} s ON s.id = w.parent
+      WHERE w.depth < ${ANCESTOR_HOPS}
+    )
+    SELECT ${columns} FROM ${d.t.messages} m WHERE ${d.inSubquery(sql`m.session_id`, sql`SELECT id FROM walk`)}
+    ORDER BY m.id`;
+}
+
+/**
  * Forward along compression continuations: the child that started at or after its parent ended with
  * end_reason 'compression', newest first (ties: the larger id). One row per step; the last is the tip.
  */

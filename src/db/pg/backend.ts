@@ -58,6 +58,11 @@ export class PgBackend implements Backend {
     return this.opened.statement(text, params);
   }
 
+  /** Like execute, rows as arrays of values in select-list order (see OpenedPg.values). */
+  values(query: SQL): Promise<unknown[][]> {
+    return this.opened.values(query);
+  }
+
   /** Run `body` in one transaction (see OpenedPg.transaction). */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
     return this.opened.transaction(body);

@@ -20,6 +20,7 @@ import { CallGate, type Op, exec } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
@@ -206,7 +207,6 @@ export class PgDialect implements Dialect {
         'session_id',
         'role',
         'content',
-        'content_json',
         'tool_call_id',
         'tool_calls',
         'tool_name',
@@ -218,13 +218,17 @@ export class PgDialect implements Dialect {
         'reasoning_details',
         'codex_reasoning_items',
         'codex_message_items',
+        // Last, so that the columns the dialects share keep their positions (rows.ts messageRowFromValues).
+        'content_json',
       ]
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
+  replayColumns = (a: string) => replayColumnList(a, ['content_json']);
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>
     sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;
+  inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} = ANY(ARRAY(${subquery}))`;
   binary = (expr: SQL) => sql`${expr} COLLATE "C"`;
   previewText = (a: string) => {
     const j = sql.raw(`${a}.content_json`);
@@ -253,6 +257,10 @@ export class PgDialect implements Dialect {
         if (query.mode === 'all') {
           // Outside a transaction each statement takes its own pooled connection, so they run at once.
           result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
+        } else if (query.mode === 'values') {
+          result = executor.values
+            ? await executor.values(query.sql)
+            : rowsOf<Record<string, unknown>>(await executor.execute(query.sql)).map((row) => Object.values(row));
         } else {
           result = rowsOf(await executor.execute(query.sql));
         }

@@ -17,6 +17,8 @@ export type PgDb = PgDatabase<PgQueryResultHKT, PgSchema>;
 /** Something that runs a query: the Drizzle database, a Drizzle transaction, or a reserved connection. */
 export interface PgExecutor {
   execute(query: SQL): Promise<unknown>;
+  /** Rows as arrays of values in select-list order (see ops.values); without it, execute's rows are taken apart. */
+  values?(query: SQL): Promise<unknown[][]>;
 }
 
 export interface OpenedPg {
@@ -29,6 +31,8 @@ export interface OpenedPg {
    * once, bare parameters per call (the hot writes). Its rows.
    */
   statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>>;
+  /** Like execute, rows as arrays of values in select-list order. */
+  values(query: SQL): Promise<unknown[][]>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -270,8 +274,16 @@ function poolSession(
       attempt();
     });
   }
-  const execute = (query: SQL): Promise<unknown> => onPool(() => db.execute(query));
   type Rows = Array<Record<string, unknown>>;
+  // Reads compile as transactions do: short statements are prepared once per connection (no parse and
+  // plan per call), and answered as postgres.js gives rows (or, for `values`, arrays without an object each).
+  const unsafe = (pool: postgres.Sql | postgres.ReservedSql, query: SQL) => {
+    const compiled = compiler.sqlToQuery(query);
+    return pool.unsafe(compiled.sql, compiled.params as never[], { prepare: compiled.sql.length <= PREPARE_MAX_CHARS });
+  };
+  const execute = (query: SQL): Promise<unknown> => onPool(() => unsafe(client, query));
+  const values = (query: SQL): Promise<unknown[][]> =>
+    onPool(async () => (await unsafe(client, query).values()) as unknown[][]);
   // A statement alone must not run under another isolation level (an app's client may default to serializable,
   // where a concurrent update of the session row fails instead of waiting): then it gets our BEGIN and COMMIT.
   const statement = readCommittedByDefault
@@ -375,6 +387,7 @@ function poolSession(
     },
     execute,
     statement,
+    values,
     transaction,
     close: async () => {
       closed = true;

@@ -2,7 +2,8 @@
  * PGlite (embedded Postgres in WASM). This module is only loaded (import()) when a PGlite store is opened,
  * so SQLite and server users never load the WASM package.
  */
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, types } from '@electric-sql/pglite';
+import { PgDialect as DrizzlePgCompiler } from 'drizzle-orm/pg-core';
 import type { PgliteClient } from '../targets.js';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -18,6 +19,15 @@ async function applySessionSettings(client: PGlite): Promise<void> {
   ]);
 }
 
+/** Time values as the server's text, as Drizzle's PGlite session reads them (codecs/time.ts parses them). */
+const TEXT_TIMES = {
+  [types.TIMESTAMP]: (value: string) => value,
+  [types.TIMESTAMPTZ]: (value: string) => value,
+  [types.INTERVAL]: (value: string) => value,
+  [types.DATE]: (value: string) => value,
+};
+const compiler = new DrizzlePgCompiler();
+
 function pgliteSession(client: PGlite, close: () => Promise<void>, schema: string | undefined): OpenedPg {
   const db = drizzlePglite(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
   return {
@@ -25,6 +35,14 @@ function pgliteSession(client: PGlite, close: () => Promise<void>, schema: strin
     execute: (query) => db.execute(query),
     // PGlite keeps no named statements: each query is parsed again, which costs no round trip in-process.
     statement: async (text, params) => (await client.query<Record<string, unknown>>(text, params as unknown[])).rows,
+    values: async (query) => {
+      const compiled = compiler.sqlToQuery(query);
+      const result = await client.query<unknown[]>(compiled.sql, compiled.params, {
+        rowMode: 'array',
+        parsers: TEXT_TIMES,
+      });
+      return result.rows;
+    },
     // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
     transaction: (body) => db.transaction((tx) => body(tx)),
     close,

@@ -12,6 +12,7 @@ import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions 
 import { CallGate, type Op, type Query, exec, execText } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
@@ -151,7 +152,9 @@ export class SqliteDialect implements Dialect {
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
+  replayColumns = (a: string) => replayColumnList(a);
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
+  inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
   /** Structured content: the text of its `type: "text"` parts, as contentPreviewText computes it in JS. */
   previewText = (a: string) => {
@@ -197,6 +200,15 @@ export class SqliteDialect implements Dialect {
     }
     const { sql: text, params } = compileSqlite(query.sql);
     const stmt = this.statement(text);
+    if (query.mode === 'values') {
+      // Raw mode is a flag of the (cached, shared) statement: set for this call only.
+      stmt.raw(true);
+      try {
+        return stmt.all(...params);
+      } finally {
+        stmt.raw(false);
+      }
+    }
     if (query.mode === 'rows') {
       if (stmt.reader) return stmt.all(...params);
       stmt.run(...params);
@@ -336,6 +348,7 @@ export class SqliteDialect implements Dialect {
     }
     if (query.mode === 'text') return worker.statement(query.text, query.params, false);
     const { sql: text, params } = compileSqlite(query.sql);
+    if (query.mode === 'values') return worker.statement(text, params, 'values');
     return worker.statement(text, params, query.mode === 'rows');
   }
 

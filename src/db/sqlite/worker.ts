@@ -57,7 +57,7 @@ parentPort.on('message', async (m) => {
     if (m.kind === 'script') db.exec(m.text);
     else {
       const s = statement(m.text);
-      if (m.rows && s.reader) result = s.all(...m.params);
+      if (m.rows && s.reader) result = s.raw(m.rows === 'values').all(...m.params);
       else { s.run(...m.params); result = m.rows ? [] : undefined; }
     }
     parentPort.postMessage({ id: m.id, ok: true, result });
@@ -86,9 +86,11 @@ export interface SqliteWorkerOptions {
   synchronous: string;
 }
 
+/** What a statement answers: nothing (false), rows as objects (true), or rows as arrays of values ('values'). */
+type StatementResult = boolean | 'values';
 type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 type Message =
-  | { kind: 'statement'; text: string; params: readonly unknown[]; rows: boolean }
+  | { kind: 'statement'; text: string; params: readonly unknown[]; rows: StatementResult }
   | { kind: 'script'; text: string }
   | { kind: 'snapshot'; destination: string; pagesPerStep: number };
 
@@ -134,8 +136,8 @@ export class SqliteWorker {
     });
   }
 
-  /** Run one prepared statement; rows when `rows` is set. */
-  statement(text: string, params: readonly unknown[], rows: boolean): Promise<unknown> {
+  /** Run one prepared statement; rows when `rows` is set (as arrays of values when it is 'values'). */
+  statement(text: string, params: readonly unknown[], rows: StatementResult): Promise<unknown> {
     return this.send({ kind: 'statement', text, params, rows });
   }
 
