@@ -4,10 +4,12 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { isTruthy } from '../codecs/json.js';
-import { exec, first, rows } from '../db/ops.js';
+import { type Op, exec, first, rows } from '../db/ops.js';
+import type { Dialect } from '../db/dialect.js';
+import type { PgNames } from '../sql/tables.js';
 import { SessionNotFoundError, ValidationError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
-import { byChainActivity, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
+import { listingQuery, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
 import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
@@ -58,6 +60,10 @@ export interface ListRichOptions {
 const PRUNE_BATCH_SESSIONS = 500;
 const PRUNE_BATCH_MESSAGES = 1000;
 
+/** The sessions table as a regclass literal (Postgres: schema-qualified). */
+const sessionsRelation = (d: Dialect): string =>
+  'qualifiedText' in d.t ? (d.t as PgNames).qualifiedText('sessions') : 'sessions';
+
 const TIP_KEYS = [
   'id',
   'endedAt',
@@ -72,9 +78,10 @@ const TIP_KEYS = [
 ] as const;
 
 export class SessionRepo {
+  // The listing finds compression tips in its own statement now; the lineage parameter stays for existing callers.
   constructor(
     private readonly ctx: RepoContext,
-    private readonly lineage: LineageRepo,
+    _lineage?: LineageRepo,
   ) {}
 
   /**
@@ -329,6 +336,29 @@ export class SessionRepo {
     };
   }
 
+  private maintainedColumns: boolean | undefined;
+
+  /**
+   * Whether sessions has the trigger-kept activity columns (every store we migrated), looked up once. A Hermes
+   * file opened with { migrate: false } has not: the listing then computes them as Hermes does.
+   */
+  private activityMaintained(): () => Op<boolean> {
+    const self = this;
+    const { d } = this.ctx;
+    return function* () {
+      if (self.maintainedColumns === undefined) {
+        const found = yield* rows<{ name: unknown }>(
+          d.name === 'pg'
+            ? sql`SELECT a.attname AS name FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = ${d.text(sessionsRelation(d))}::regclass AND a.attname = 'chain_last_active' AND NOT a.attisdropped`
+            : sql`SELECT name FROM pragma_table_info('sessions') WHERE name = 'chain_last_active'`,
+        );
+        self.maintainedColumns = found.length > 0;
+      }
+      return self.maintainedColumns;
+    };
+  }
+
   listRich(o: ListRichOptions): Promise<RichSessionRow[]> {
     const { d } = this.ctx;
     const conditions: SQL[] = [];
@@ -342,35 +372,41 @@ export class SessionRepo {
         )})`,
       );
     }
-    const where = whereAll(conditions);
-    const limit = sqlLimit(o.limit);
-    const query = o.orderByLastActive
-      ? byChainActivity(d, where, limit, o.offset)
-      : sql`SELECT ${richColumns(d)} FROM ${d.t.sessions} s ${where}
-            ORDER BY s.started_at DESC, ${d.binary(sql`s.id`)} DESC LIMIT ${d.int(limit)} OFFSET ${d.int(o.offset)}`;
     const project = o.projectCompressionTips && !o.includeChildren;
-    const lineage = this.lineage;
-    const richRow = (id: string) => this.richRow(id);
+    const maintained = this.activityMaintained();
     return d.read(function* () {
-      const listed = (yield* rows(query)).map((r) => decodeRichSession(r, d.decode));
-      if (!project) return listed;
-      const out: RichSessionRow[] = [];
-      for (const row of listed) {
-        if (row.endReason !== 'compression') {
-          out.push(row);
-          continue;
-        }
-        const tipId = yield* lineage.compressionTipOp(row.id)();
-        const tip = tipId === row.id ? null : yield* richRow(tipId)();
-        if (!tip) {
-          out.push(row);
-          continue;
-        }
+      const query = listingQuery(d, {
+        where: whereAll(conditions),
+        limit: sqlLimit(o.limit),
+        offset: o.offset,
+        byActivity: o.orderByLastActive,
+        withTips: project,
+        maintained: yield* maintained(),
+      });
+      return (yield* rows(query)).map((r) => {
+        const row = decodeRichSession(r, d.decode);
+        if (!project || r._tip_found === null || r._tip_found === undefined) return row;
+        // The tip's listed values over the root's row; started_at, source, tokens and costs stay the root's.
+        const tip = decodeRichSession(
+          {
+            ...r,
+            id: r._tip_found,
+            ended_at: r._tip_ended_at,
+            end_reason: r._tip_end_reason,
+            message_count: r._tip_message_count,
+            tool_call_count: r._tip_tool_call_count,
+            title: r._tip_title,
+            last_active: r._tip_last_active,
+            _preview_raw: r._tip_preview_raw,
+            model: r._tip_model,
+            system_prompt: r._tip_system_prompt,
+          },
+          d.decode,
+        );
         const projected: RichSessionRow = { ...row, lineageRootId: row.id };
         for (const key of TIP_KEYS) (projected as unknown as Record<string, unknown>)[key] = tip[key];
-        out.push(projected);
-      }
-      return out;
+        return projected;
+      });
     });
   }
 }
