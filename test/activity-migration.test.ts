@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SessionStore, openStore } from '../src/index.js';
+import type { SessionStore } from '../src/index.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from './backends.js';
 import { folderUpTo } from './helpers/migration-folders.js';
 

@@ -9,7 +9,7 @@ import type { Dialect } from '../db/dialect.js';
 import type { PgNames } from '../sql/tables.js';
 import { SessionNotFoundError, ValidationError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
-import { listingQuery, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
+import { listingQuery, rootsAndBranches, richColumns, tipsQuery, whereAll } from '../sql/listing.js';
 import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
@@ -374,16 +374,28 @@ export class SessionRepo {
     }
     const project = o.projectCompressionTips && !o.includeChildren;
     const maintained = this.activityMaintained();
+    // Postgres: the tips in the page's own statement (one round trip); SQLite: a second statement for the
+    // compression roots only, cheaper than the outer join over every row.
+    const tipsInPage = project && d.name === 'pg';
     return d.read(function* () {
+      const withColumns = yield* maintained();
       const query = listingQuery(d, {
         where: whereAll(conditions),
         limit: sqlLimit(o.limit),
         offset: o.offset,
         byActivity: o.orderByLastActive,
-        withTips: project,
-        maintained: yield* maintained(),
+        withTips: tipsInPage,
+        maintained: withColumns,
       });
-      return (yield* rows(query)).map((r) => {
+      const page = yield* rows(query);
+      if (project && !tipsInPage) {
+        const roots = page.filter((r) => r.end_reason === 'compression').map((r) => String(r.id));
+        if (roots.length > 0) {
+          const tips = new Map((yield* rows(tipsQuery(d, roots, withColumns))).map((t) => [String(t._root), t]));
+          for (const r of page) Object.assign(r, tips.get(String(r.id)));
+        }
+      }
+      return page.map((r) => {
         const row = decodeRichSession(r, d.decode);
         if (!project || r._tip_found === null || r._tip_found === undefined) return row;
         // The tip's listed values over the root's row; started_at, source, tokens and costs stay the root's.

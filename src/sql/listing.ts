@@ -84,10 +84,7 @@ export function listingQuery(d: Dialect, q: ListingQuery): SQL {
       : sql`SELECT ${richColumns(d, q.maintained)}${tipId} FROM ${d.t.sessions} s ${q.where}
     ORDER BY ${order('s')} LIMIT ${d.int(q.limit)} OFFSET ${d.int(q.offset)}`;
   if (!q.withTips) return page;
-  return sql`SELECT l.*, t.id AS _tip_found, t.ended_at AS _tip_ended_at, t.end_reason AS _tip_end_reason,
-      t.message_count AS _tip_message_count, t.tool_call_count AS _tip_tool_call_count, t.title AS _tip_title,
-      ${lastActiveOf(d, 't', q.maintained)} AS _tip_last_active, ${previewOf(d, 't')} AS _tip_preview_raw,
-      t.model AS _tip_model, t.system_prompt AS _tip_system_prompt
+  return sql`SELECT l.*, ${tipColumns(d, q.maintained)}
     FROM (${page}) l LEFT JOIN ${d.t.sessions} t ON t.id = l._tip_id AND t.id <> l.id
     ORDER BY ${q.byActivity && !q.maintained ? sql`l._chain_last_active ${desc}, l.started_at ${desc}, ${d.binary(sql`l.id`)} ${desc}` : order('l')}`;
 }
@@ -120,6 +117,28 @@ function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, 
     ${where}
     ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, ${d.binary(sql`s.id`)} DESC
     LIMIT ${d.int(limit)} OFFSET ${d.int(offset)}`;
+}
+
+/** A compression tip's listed columns (session `t`), prefixed `_tip_`. */
+function tipColumns(d: Dialect, maintained: boolean): SQL {
+  return sql`t.id AS _tip_found, t.ended_at AS _tip_ended_at, t.end_reason AS _tip_end_reason,
+      t.message_count AS _tip_message_count, t.tool_call_count AS _tip_tool_call_count, t.title AS _tip_title,
+      ${lastActiveOf(d, 't', maintained)} AS _tip_last_active, ${previewOf(d, 't')} AS _tip_preview_raw,
+      t.model AS _tip_model, t.system_prompt AS _tip_system_prompt`;
+}
+
+/**
+ * The `_tip_*` columns of the compression roots `ids` whose tip is another session, with the root as `_root`: on
+ * SQLite, where a second statement costs no round trip, this is cheaper than carrying the whole page through
+ * listingQuery's outer join and second sort.
+ */
+export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolean): SQL {
+  return sql`SELECT r.id AS _root, ${tipColumns(d, maintained)}
+    FROM ${d.t.sessions} r JOIN ${d.t.sessions} t ON t.id = ${compressionTipOf(d, sql`r.id`)}
+    WHERE r.id IN (${sql.join(
+      ids.map((id) => d.text(id)),
+      sql`, `,
+    )}) AND t.id <> r.id`;
 }
 
 /**
