@@ -14,7 +14,7 @@ import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import type { LineageRepo } from './lineage.js';
-import { decodeRichSession, decodeSession } from './rows.js';
+import { decodeRichSession, decodeSession, previewFromRaw } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
@@ -55,7 +55,6 @@ export interface ListRichOptions {
   orderByLastActive: boolean;
 }
 
-/** Keys a compression root takes from its tip when the listing projects the chain (Hermes' list). */
 /** A prune batch: at most this many sessions, and messages (~45 ms of deletes with both FTS indexes on SQLite). */
 const PRUNE_BATCH_SESSIONS = 500;
 const PRUNE_BATCH_MESSAGES = 1000;
@@ -63,19 +62,6 @@ const PRUNE_BATCH_MESSAGES = 1000;
 /** The sessions table as a regclass literal (Postgres: schema-qualified). */
 const sessionsRelation = (d: Dialect): string =>
   'qualifiedText' in d.t ? (d.t as PgNames).qualifiedText('sessions') : 'sessions';
-
-const TIP_KEYS = [
-  'id',
-  'endedAt',
-  'endReason',
-  'messageCount',
-  'toolCallCount',
-  'title',
-  'lastActive',
-  'preview',
-  'model',
-  'systemPrompt',
-] as const;
 
 export class SessionRepo {
   // The listing finds compression tips in its own statement now; the lineage parameter stays for existing callers.
@@ -399,24 +385,22 @@ export class SessionRepo {
         const row = decodeRichSession(r, d.decode);
         if (!project || r._tip_found === null || r._tip_found === undefined) return row;
         // The tip's listed values over the root's row; started_at, source, tokens and costs stay the root's.
-        const tip = decodeRichSession(
-          {
-            ...r,
-            id: r._tip_found,
-            ended_at: r._tip_ended_at,
-            end_reason: r._tip_end_reason,
-            message_count: r._tip_message_count,
-            tool_call_count: r._tip_tool_call_count,
-            title: r._tip_title,
-            last_active: r._tip_last_active,
-            _preview_raw: r._tip_preview_raw,
-            model: r._tip_model,
-            system_prompt: r._tip_system_prompt,
-          },
-          d.decode,
-        );
-        const projected: RichSessionRow = { ...row, lineageRootId: row.id };
-        for (const key of TIP_KEYS) (projected as unknown as Record<string, unknown>)[key] = tip[key];
+        // Decoded as decodeRichSession decodes them (the oracle test compares with the tip's own listed row).
+        const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+        const projected: RichSessionRow = {
+          ...row,
+          lineageRootId: row.id,
+          id: String(r._tip_found),
+          endedAt: d.decode.timeOrNull(r._tip_ended_at),
+          endReason: str(r._tip_end_reason),
+          messageCount: d.decode.int(r._tip_message_count),
+          toolCallCount: d.decode.int(r._tip_tool_call_count),
+          title: str(r._tip_title),
+          lastActive: d.decode.time(r._tip_last_active),
+          preview: previewFromRaw(d.decode.freeText(r._tip_preview_raw)),
+          model: str(r._tip_model),
+          systemPrompt: d.decode.freeText(r._tip_system_prompt),
+        };
         return projected;
       });
     });
