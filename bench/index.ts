@@ -9,11 +9,12 @@ import { parseArgs } from 'node:util';
 import { benchAppend } from './append.js';
 import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
+import { benchListing } from './listing.js';
 import { benchReads } from './reads.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
 
-const SECTIONS = ['search', 'import', 'append', 'reads', 'coldstart'] as const;
+const SECTIONS = ['search', 'import', 'append', 'reads', 'listing', 'coldstart'] as const;
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
   options: { json: { type: 'string' }, only: { type: 'string' } },
@@ -117,6 +118,28 @@ for (const section of ['append', 'reads'] as const) {
       : '';
     console.log(
       `| ${r.case.padEnd(59)} | ${fig.padStart(10)} | ${(r.baseline?.label ?? '').padEnd(27)} | ${base.padStart(10)} | ${ratio.padStart(6)} |`,
+    );
+  }
+}
+
+if (runs('listing')) {
+  const listed = await benchListing(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
+  for (const n of listed.notes) console.log(n);
+  console.log(
+    `\n| listing (ms per call, median of ${process.env.BENCH_RUNS ?? 5})                          |       ms | baseline                |       ms |  ratio |\n|-------------------------------------------------------------|----------|-------------------------|----------|--------|`,
+  );
+  for (const r of listed.rows) {
+    metric({
+      key: `listing/${r.case}`,
+      value: r.value,
+      unit: 'ms',
+      higherIsBetter: false,
+      ...(r.baseline ? { baseline: r.baseline } : {}),
+    });
+    const base = r.baseline ? r.baseline.value.toFixed(3) : '';
+    const ratio = r.baseline ? (r.baseline.value / r.value).toFixed(2) : '';
+    console.log(
+      `| ${r.case.padEnd(59)} | ${r.value.toFixed(3).padStart(8)} | ${(r.baseline?.label ?? '').padEnd(23)} | ${base.padStart(8)} | ${ratio.padStart(6)} |`,
     );
   }
 }

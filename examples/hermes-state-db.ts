@@ -319,6 +319,15 @@ export interface HermesHistoryOptions {
   seed?: number;
   /** Share of messages written in the same second as the previous one (equal timestamps test tie order). */
   equalTimestamps?: number;
+  /** Messages per session: min + [0, span) (default 5 + [0, 56)); a min of 0 writes sessions without messages. */
+  sessionSize?: { min: number; span: number };
+  /**
+   * Lineage as Hermes writes it, for the listing: compression continuations (the parent ends with 'compression'
+   * when the child starts, chains of several), /branch children, delegated children, continuations that started
+   * before their parent ended (not a chain), sessions starting in the same second, and old sessions resumed
+   * later (so activity order differs from start order). Off by default: the file stays byte-for-byte the same.
+   */
+  lineage?: boolean;
 }
 
 /**
@@ -367,13 +376,22 @@ export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOp
   let written = 0;
   let sessionNo = 0;
   let previous: string | null = null;
+  let previousStarted = t;
+  const lineageRandom = prng((options.seed ?? 20261123) + 1);
+  const ids: string[] = [];
+  const endSession = db.prepare('UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?');
   const write = db.transaction((count: number) => {
     while (written < count) {
       const id = `2026${String(100000 + sessionNo).slice(1)}_${Math.floor(random() * 0xffffff)
         .toString(16)
         .padStart(6, '0')}`;
-      const size = Math.min(count - written, 5 + Math.floor(random() * 56));
-      const started = t;
+      const size = Math.min(
+        count - written,
+        (options.sessionSize?.min ?? 5) + Math.floor(random() * (options.sessionSize?.span ?? 56)),
+      );
+      let started = t;
+      const kind = options.lineage ? lineageRandom() : 1;
+      if (previous !== null && kind >= 0.32 && kind < 0.35) started = previousStarted;
       const rows: Array<[string, string | null, string | null, string | null, string | null, number, string | null]> =
         [];
       for (let i = 0; i < size; i++) {
@@ -470,7 +488,14 @@ export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOp
           ]);
       }
       const source = pick(sources);
-      const parent = previous !== null && random() < 0.1 ? previous : null;
+      let parent = previous !== null && random() < 0.1 ? previous : null;
+      if (options.lineage && previous !== null) {
+        parent = kind < 0.32 ? previous : null;
+        // A continuation or a branch: the parent ends as the child starts (or, the last case, 5 s after).
+        if (kind < 0.15) endSession.run(started, 'compression', previous);
+        else if (kind < 0.22) endSession.run(started, 'branched', previous);
+        else if (kind >= 0.3 && kind < 0.32) endSession.run(started + 5, 'compression', previous);
+      }
       insertSession.run(
         id,
         source,
@@ -486,7 +511,20 @@ export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOp
         insertMessage.run(id, role, content, callId, calls, tool, at, finish);
       written += rows.length;
       previous = id;
+      previousStarted = started;
       sessionNo++;
+      if (options.lineage) {
+        ids.push(id);
+        // Now and then an old session is picked up again: a message or two, now.
+        if (lineageRandom() < 0.03) {
+          const old = ids[Math.floor(lineageRandom() * ids.length)]!;
+          for (let k = 0; k < 1 + Math.floor(lineageRandom() * 2) && written < count; k++) {
+            t += 1 + Math.floor(lineageRandom() * 60);
+            insertMessage.run(old, 'user', `picking this up again ${sessionNo}`, null, null, null, t, null);
+            written++;
+          }
+        }
+      }
     }
   });
   for (let target = 0; written < options.messages; ) {

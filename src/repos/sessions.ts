@@ -4,15 +4,17 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { isTruthy } from '../codecs/json.js';
-import { exec, first, rows } from '../db/ops.js';
+import { type Op, exec, first, rows } from '../db/ops.js';
+import type { Dialect } from '../db/dialect.js';
+import type { PgNames } from '../sql/tables.js';
 import { SessionNotFoundError, ValidationError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
-import { byChainActivity, rootsAndBranches, richColumns, whereAll } from '../sql/listing.js';
+import { listingQuery, rootsAndBranches, richColumns, tipsQuery, whereAll } from '../sql/listing.js';
 import type { JsonInput } from '../codecs/json.js';
 import type { RichSessionRow, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
 import type { LineageRepo } from './lineage.js';
-import { decodeRichSession, decodeSession } from './rows.js';
+import { decodeRichSession, decodeSession, previewFromRaw } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
@@ -53,28 +55,19 @@ export interface ListRichOptions {
   orderByLastActive: boolean;
 }
 
-/** Keys a compression root takes from its tip when the listing projects the chain (Hermes' list). */
 /** A prune batch: at most this many sessions, and messages (~45 ms of deletes with both FTS indexes on SQLite). */
 const PRUNE_BATCH_SESSIONS = 500;
 const PRUNE_BATCH_MESSAGES = 1000;
 
-const TIP_KEYS = [
-  'id',
-  'endedAt',
-  'endReason',
-  'messageCount',
-  'toolCallCount',
-  'title',
-  'lastActive',
-  'preview',
-  'model',
-  'systemPrompt',
-] as const;
+/** The sessions table as a regclass literal (Postgres: schema-qualified). */
+const sessionsRelation = (d: Dialect): string =>
+  'qualifiedText' in d.t ? (d.t as PgNames).qualifiedText('sessions') : 'sessions';
 
 export class SessionRepo {
+  // The listing finds compression tips in its own statement now; the lineage parameter stays for existing callers.
   constructor(
     private readonly ctx: RepoContext,
-    private readonly lineage: LineageRepo,
+    _lineage?: LineageRepo,
   ) {}
 
   /**
@@ -329,6 +322,29 @@ export class SessionRepo {
     };
   }
 
+  private maintainedColumns: boolean | undefined;
+
+  /**
+   * Whether sessions has the trigger-kept activity columns (every store we migrated), looked up once. A Hermes
+   * file opened with { migrate: false } has not: the listing then computes them as Hermes does.
+   */
+  private activityMaintained(): () => Op<boolean> {
+    const self = this;
+    const { d } = this.ctx;
+    return function* () {
+      if (self.maintainedColumns === undefined) {
+        const found = yield* rows<{ name: unknown }>(
+          d.name === 'pg'
+            ? sql`SELECT a.attname AS name FROM pg_catalog.pg_attribute a
+                  WHERE a.attrelid = ${d.text(sessionsRelation(d))}::regclass AND a.attname = 'chain_last_active' AND NOT a.attisdropped`
+            : sql`SELECT name FROM pragma_table_info('sessions') WHERE name = 'chain_last_active'`,
+        );
+        self.maintainedColumns = found.length > 0;
+      }
+      return self.maintainedColumns;
+    };
+  }
+
   listRich(o: ListRichOptions): Promise<RichSessionRow[]> {
     const { d } = this.ctx;
     const conditions: SQL[] = [];
@@ -342,35 +358,51 @@ export class SessionRepo {
         )})`,
       );
     }
-    const where = whereAll(conditions);
-    const limit = sqlLimit(o.limit);
-    const query = o.orderByLastActive
-      ? byChainActivity(d, where, limit, o.offset)
-      : sql`SELECT ${richColumns(d)} FROM ${d.t.sessions} s ${where}
-            ORDER BY s.started_at DESC, ${d.binary(sql`s.id`)} DESC LIMIT ${d.int(limit)} OFFSET ${d.int(o.offset)}`;
     const project = o.projectCompressionTips && !o.includeChildren;
-    const lineage = this.lineage;
-    const richRow = (id: string) => this.richRow(id);
+    const maintained = this.activityMaintained();
+    // Postgres: the tips in the page's own statement (one round trip); SQLite: a second statement for the
+    // compression roots only, cheaper than the outer join over every row.
+    const tipsInPage = project && d.name === 'pg';
     return d.read(function* () {
-      const listed = (yield* rows(query)).map((r) => decodeRichSession(r, d.decode));
-      if (!project) return listed;
-      const out: RichSessionRow[] = [];
-      for (const row of listed) {
-        if (row.endReason !== 'compression') {
-          out.push(row);
-          continue;
+      const withColumns = yield* maintained();
+      const query = listingQuery(d, {
+        where: whereAll(conditions),
+        limit: sqlLimit(o.limit),
+        offset: o.offset,
+        byActivity: o.orderByLastActive,
+        withTips: tipsInPage,
+        maintained: withColumns,
+      });
+      const page = yield* rows(query);
+      if (project && !tipsInPage) {
+        const roots = page.filter((r) => r.end_reason === 'compression').map((r) => String(r.id));
+        if (roots.length > 0) {
+          const tips = new Map((yield* rows(tipsQuery(d, roots, withColumns))).map((t) => [String(t._root), t]));
+          for (const r of page) Object.assign(r, tips.get(String(r.id)));
         }
-        const tipId = yield* lineage.compressionTipOp(row.id)();
-        const tip = tipId === row.id ? null : yield* richRow(tipId)();
-        if (!tip) {
-          out.push(row);
-          continue;
-        }
-        const projected: RichSessionRow = { ...row, lineageRootId: row.id };
-        for (const key of TIP_KEYS) (projected as unknown as Record<string, unknown>)[key] = tip[key];
-        out.push(projected);
       }
-      return out;
+      return page.map((r) => {
+        const row = decodeRichSession(r, d.decode);
+        if (!project || r._tip_found === null || r._tip_found === undefined) return row;
+        // The tip's listed values over the root's row; started_at, source, tokens and costs stay the root's.
+        // Decoded as decodeRichSession decodes them (the oracle test compares with the tip's own listed row).
+        const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
+        const projected: RichSessionRow = {
+          ...row,
+          lineageRootId: row.id,
+          id: String(r._tip_found),
+          endedAt: d.decode.timeOrNull(r._tip_ended_at),
+          endReason: str(r._tip_end_reason),
+          messageCount: d.decode.int(r._tip_message_count),
+          toolCallCount: d.decode.int(r._tip_tool_call_count),
+          title: str(r._tip_title),
+          lastActive: d.decode.time(r._tip_last_active),
+          preview: previewFromRaw(d.decode.freeText(r._tip_preview_raw)),
+          model: str(r._tip_model),
+          systemPrompt: d.decode.freeText(r._tip_system_prompt),
+        };
+        return projected;
+      });
     });
   }
 }

@@ -104,6 +104,9 @@ function buildTables<TSchema extends string | undefined>(table: PgTableFn<TSchem
       handoffState: text('handoff_state'),
       handoffPlatform: text('handoff_platform'),
       handoffError: text('handoff_error'),
+      /** Derived, kept by triggers (custom migration *_session_activity); see the SQLite schema. */
+      lastMessageAt: epochSeconds('last_message_at'),
+      chainLastActive: epochSeconds('chain_last_active'),
     },
     (t) => [
       // No ON DELETE action, as in Hermes: deletes re-parent children explicitly instead of cascading.
@@ -113,6 +116,12 @@ function buildTables<TSchema extends string | undefined>(table: PgTableFn<TSchem
       index('idx_sessions_started').on(t.startedAt.desc()),
       uniqueIndex('idx_sessions_title_unique').on(t.title).where(sql`${t.title} IS NOT NULL`),
       index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),
+      // The listing's ORDER BY, id in byte order as d.binary compares it.
+      index('idx_sessions_chain_last_active').on(
+        t.chainLastActive.desc(),
+        t.startedAt.desc(),
+        sql`${t.id} COLLATE "C" DESC NULLS LAST`,
+      ),
     ],
   );
 

@@ -59,6 +59,13 @@ export const sessions = sqliteTable(
     handoffState: text('handoff_state'),
     handoffPlatform: text('handoff_platform'),
     handoffError: text('handoff_error'),
+    /**
+     * Derived, kept by triggers (custom migration *_session_activity): the newest message's timestamp (NULL
+     * without messages), and Hermes' order_by_last_active key — the newest activity over this session and its
+     * compression continuations. Hermes ignores both; every writer, Hermes' own included, keeps them right.
+     */
+    lastMessageAt: real('last_message_at'),
+    chainLastActive: real('chain_last_active'),
   },
   (t) => [
     // No ON DELETE action, as in Hermes: deletes re-parent children explicitly instead of cascading.
@@ -69,6 +76,12 @@ export const sessions = sqliteTable(
     uniqueIndex('idx_sessions_title_unique').on(t.title).where(sql`${t.title} IS NOT NULL`),
     // Serves the gateway's pending-handoff poll; the name is the one later Hermes versions create.
     index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),
+    // listSessionsRich({ orderByLastActive }) reads the first `limit` entries instead of walking every chain.
+    index('idx_sessions_chain_last_active').on(
+      sql`${t.chainLastActive} DESC`,
+      sql`${t.startedAt} DESC`,
+      sql`${t.id} DESC`,
+    ),
   ],
 );
 

@@ -8,15 +8,29 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Dialect } from '../db/dialect.js';
 import { COMPRESSION_TIP_HOPS } from './lineage.js';
 
-export function richColumns(d: Dialect): SQL {
-  return sql`s.*,
-    COALESCE((
+export function richColumns(d: Dialect, maintained = false): SQL {
+  return sql`s.*, ${previewOf(d, 's')} AS _preview_raw, ${lastActiveOf(d, 's', maintained)} AS last_active`;
+}
+
+/**
+ * Latest message, else started_at: read from sessions.last_message_at where the triggers keep it (migration
+ * *_session_activity_triggers), else one index seek per row (a Hermes file opened with { migrate: false }).
+ */
+function lastActiveOf(d: Dialect, alias: 's' | 't', maintained: boolean): SQL {
+  const a = sql.raw(alias);
+  return maintained
+    ? sql`COALESCE(${a}.last_message_at, ${a}.started_at)`
+    : sql`COALESCE((SELECT MAX(m2.timestamp) FROM ${d.t.messages} m2 WHERE m2.session_id = ${a}.id), ${a}.started_at)`;
+}
+
+/** The first user message with content of session `alias`, flattened and cut as Hermes does. */
+function previewOf(d: Dialect, alias: 's' | 't'): SQL {
+  return sql`COALESCE((
       SELECT SUBSTR(REPLACE(REPLACE(${d.previewText('m')}, ${'\n'}, ' '), ${'\r'}, ' '), 1, 63)
       FROM ${d.t.messages} m
-      WHERE m.session_id = s.id AND m.role = 'user' AND ${d.hasContent('m')}
+      WHERE m.session_id = ${sql.raw(alias)}.id AND m.role = 'user' AND ${d.hasContent('m')}
       ORDER BY m.timestamp, m.id LIMIT 1
-    ), '') AS _preview_raw,
-    COALESCE((SELECT MAX(m2.timestamp) FROM ${d.t.messages} m2 WHERE m2.session_id = s.id), s.started_at) AS last_active`;
+    ), '')`;
 }
 
 /** Roots, plus /branch children (started after their parent ended with 'branched'). */
@@ -27,11 +41,60 @@ export function whereAll(conditions: SQL[]): SQL {
   return conditions.length === 0 ? sql`` : sql`WHERE ${sql.join(conditions, sql` AND `)}`;
 }
 
+export interface ListingQuery {
+  where: SQL;
+  limit: number;
+  offset: number;
+  /** Hermes' order_by_last_active; otherwise started_at. Ties: started_at, then id, descending. */
+  byActivity: boolean;
+  /** Add the compression tip's columns (`_tip_*`) to each compression root. */
+  withTips: boolean;
+  /**
+   * sessions.last_message_at and chain_last_active exist and are kept by triggers (every store we migrated);
+   * false for a Hermes file opened as it is, where Hermes' recursive CTE computes the order instead.
+   */
+  maintained: boolean;
+}
+
 /**
- * Order by the newest activity anywhere in a root's compression chain (Hermes' order_by_last_active).
- * The WHERE fragment is used twice: to seed the chain and to filter the outer rows.
+ * list_sessions_rich in one statement: the page (LIMIT/OFFSET first, as in Hermes), then for each row that ended
+ * with 'compression' its compression tip's listed columns, prefixed `_tip_` (the projection Hermes does per row
+ * in Python; one statement instead of two round trips per compression root).
+ *
+ * The activity order reads sessions.chain_last_active, which triggers (migrations *_session_activity_triggers)
+ * keep equal to what Hermes' recursive CTE computes per listed session, so the page is the first rows of
+ * idx_sessions_chain_last_active instead of a walk over every chain.
  */
-export function byChainActivity(d: Dialect, where: SQL, limit: number, offset: number): SQL {
+export function listingQuery(d: Dialect, q: ListingQuery): SQL {
+  // Postgres sorts NULLs first in DESC order; its indexes (as drizzle-kit writes them) and SQLite put them last.
+  // No key is NULL (started_at is NOT NULL, chain_last_active is always set): the same order, and the index serves it.
+  const desc = d.name === 'pg' ? sql`DESC NULLS LAST` : sql`DESC`;
+  const order = (a: 's' | 'l') => {
+    const col = (name: string) => sql.raw(`${a}.${name}`);
+    const keys = [sql`${col('started_at')} ${desc}`, sql`${d.binary(col('id'))} ${desc}`];
+    if (q.byActivity) keys.unshift(sql`${col('chain_last_active')} ${desc}`);
+    return sql.join(keys, sql`, `);
+  };
+  const tipId = q.withTips
+    ? sql`, CASE WHEN s.end_reason = 'compression' THEN ${compressionTipOf(d, sql`s.id`)} END AS _tip_id`
+    : sql``;
+  const page =
+    q.byActivity && !q.maintained
+      ? chainActivityPage(d, q.where, sql`${richColumns(d)}${tipId}`, q.limit, q.offset)
+      : sql`SELECT ${richColumns(d, q.maintained)}${tipId} FROM ${d.t.sessions} s ${q.where}
+    ORDER BY ${order('s')} LIMIT ${d.int(q.limit)} OFFSET ${d.int(q.offset)}`;
+  if (!q.withTips) return page;
+  return sql`SELECT l.*, ${tipColumns(d, q.maintained)}
+    FROM (${page}) l LEFT JOIN ${d.t.sessions} t ON t.id = l._tip_id AND t.id <> l.id
+    ORDER BY ${q.byActivity && !q.maintained ? sql`l._chain_last_active ${desc}, l.started_at ${desc}, ${d.binary(sql`l.id`)} ${desc}` : order('l')}`;
+}
+
+/**
+ * Without maintained values: Hermes' recursive CTE over every listed session's compression chain (bounded like
+ * every lineage walk: Hermes' version has no bound and never ends on a cycle). The WHERE fragment seeds the chain
+ * and filters the outer rows.
+ */
+function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, offset: number): SQL {
   return sql`
     WITH RECURSIVE chain(root_id, cur_id, depth) AS (
       SELECT s.id, s.id, 0 FROM ${d.t.sessions} s ${where}
@@ -40,7 +103,6 @@ export function byChainActivity(d: Dialect, where: SQL, limit: number, offset: n
       FROM chain c
       JOIN ${d.t.sessions} parent ON parent.id = c.cur_id
       JOIN ${d.t.sessions} child ON child.parent_session_id = c.cur_id
-      -- Bounded like every lineage walk: Hermes' version has no bound and never ends on a cycle.
       WHERE parent.end_reason = 'compression' AND child.started_at >= parent.ended_at AND c.depth < ${COMPRESSION_TIP_HOPS}
     ),
     chain_max AS (
@@ -50,11 +112,53 @@ export function byChainActivity(d: Dialect, where: SQL, limit: number, offset: n
       )) AS effective_last_active
       FROM chain GROUP BY root_id
     )
-    SELECT ${richColumns(d)}
+    SELECT ${columns}, COALESCE(cm.effective_last_active, s.started_at) AS _chain_last_active
     FROM ${d.t.sessions} s LEFT JOIN chain_max cm ON cm.root_id = s.id
     ${where}
     ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, ${d.binary(sql`s.id`)} DESC
     LIMIT ${d.int(limit)} OFFSET ${d.int(offset)}`;
+}
+
+/** A compression tip's listed columns (session `t`), prefixed `_tip_`. */
+function tipColumns(d: Dialect, maintained: boolean): SQL {
+  return sql`t.id AS _tip_found, t.ended_at AS _tip_ended_at, t.end_reason AS _tip_end_reason,
+      t.message_count AS _tip_message_count, t.tool_call_count AS _tip_tool_call_count, t.title AS _tip_title,
+      ${lastActiveOf(d, 't', maintained)} AS _tip_last_active, ${previewOf(d, 't')} AS _tip_preview_raw,
+      t.model AS _tip_model, t.system_prompt AS _tip_system_prompt`;
+}
+
+/**
+ * The `_tip_*` columns of the compression roots `ids` whose tip is another session, with the root as `_root`: on
+ * SQLite, where a second statement costs no round trip, this is cheaper than carrying the whole page through
+ * listingQuery's outer join and second sort.
+ */
+export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolean): SQL {
+  return sql`SELECT r.id AS _root, ${tipColumns(d, maintained)}
+    FROM ${d.t.sessions} r JOIN ${d.t.sessions} t ON t.id = ${compressionTipOf(d, sql`r.id`)}
+    WHERE r.id IN (${sql.join(
+      ids.map((id) => d.text(id)),
+      sql`, `,
+    )}) AND t.id <> r.id`;
+}
+
+/**
+ * The compression tip of session `id` as a scalar subquery: the compressionWalk steps (newest qualifying child,
+ * at most COMPRESSION_TIP_HOPS), ending before the first repeated id (a cycle), as untilRepeat does: of the ids
+ * walked, the one first reached last.
+ */
+function compressionTipOf(d: Dialect, id: SQL): SQL {
+  return sql`(
+    WITH RECURSIVE walk(id, depth) AS (
+      SELECT ${id}, 0
+      UNION ALL
+      SELECT (
+        SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
+        WHERE p.id = w.id AND p.end_reason = 'compression' AND c.started_at >= p.ended_at
+        ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
+      ), w.depth + 1
+      FROM walk w WHERE w.id IS NOT NULL AND w.depth < ${COMPRESSION_TIP_HOPS}
+    )
+    SELECT w.id FROM walk w WHERE w.id IS NOT NULL GROUP BY w.id ORDER BY MIN(w.depth) DESC LIMIT 1)`;
 }
 
 /**

@@ -86,6 +86,9 @@ const KNOWN: Record<string, string[]> = {
     'handoff_state',
     'handoff_platform',
     'handoff_error',
+    // Derived (kept by triggers in a file this library wrote); the target computes its own.
+    'last_message_at',
+    'chain_last_active',
   ],
   messages: [
     'id',

@@ -177,6 +177,166 @@ export function lineageContract(f: StoreFixture): void {
     });
   });
 
+  describe('maintained activity (orderByLastActive reads sessions.chain_last_active)', () => {
+    /** Byte order, as the listing compares ids (COLLATE "C" on Postgres). */
+    const byteCompare = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+    /**
+     * Hermes' order_by_last_active computed from public reads: per session the newest of its own activity
+     * (latest message, else started_at) over itself and its compression continuations (bounded at 100 hops).
+     * Asserts the listing's order and each row's lastActive, for every session and for the default filter.
+     */
+    async function expectHermesActivityOrder(): Promise<void> {
+      const all = await f.store.listSessionsRich({ includeChildren: true, limit: -1 });
+      const byId = new Map(all.map((r) => [r.id, r]));
+      const own = new Map<string, number>();
+      for (const r of all) {
+        const stamps = (await f.store.getMessages(r.id)).map((m) => m.timestamp);
+        const expected = stamps.length > 0 ? Math.max(...stamps) : r.startedAt;
+        expect(r.lastActive, `lastActive of ${r.id}`).toBe(expected);
+        own.set(r.id, expected);
+      }
+      const continuations = (id: string) => {
+        const p = byId.get(id)!;
+        return all.filter(
+          (c) =>
+            c.parentSessionId === id && p.endReason === 'compression' && p.endedAt !== null && c.startedAt >= p.endedAt,
+        );
+      };
+      const chain = (id: string) => {
+        let best = own.get(id)!;
+        let frontier = [id];
+        for (let depth = 0; depth < 100 && frontier.length > 0; depth++) {
+          frontier = frontier.flatMap((x) => continuations(x).map((c) => c.id));
+          for (const x of frontier) best = Math.max(best, own.get(x)!);
+        }
+        return best;
+      };
+      const order = (rows: typeof all) =>
+        rows
+          .map((r) => ({ id: r.id, key: chain(r.id), startedAt: r.startedAt }))
+          .sort((a, b) => b.key - a.key || b.startedAt - a.startedAt || byteCompare(b.id, a.id))
+          .map((r) => r.id);
+      const listed = await f.store.listSessionsRich({
+        includeChildren: true,
+        orderByLastActive: true,
+        limit: -1,
+      });
+      expect(listed.map((r) => r.id)).toEqual(order(all));
+      const roots = all.filter((r) => {
+        const p = r.parentSessionId === null ? null : byId.get(r.parentSessionId);
+        return (
+          r.parentSessionId === null ||
+          (p !== undefined &&
+            p !== null &&
+            p.endReason === 'branched' &&
+            p.endedAt !== null &&
+            r.startedAt >= p.endedAt)
+        );
+      });
+      const page = await f.store.listSessionsRich({
+        orderByLastActive: true,
+        limit: -1,
+        projectCompressionTips: false,
+      });
+      expect(page.map((r) => r.id)).toEqual(order(roots));
+    }
+
+    it("stays equal to Hermes' chain activity through appends, deletes, replaces, ends, reopens and parent changes", async () => {
+      const start = t0();
+      const at = (s: number) => f.clock.set(start + s);
+      at(0);
+      await f.store.createSession('a', 'cli');
+      await f.store.appendMessage('a', 'user', 'a1');
+      at(10);
+      await f.store.endSession('a', 'compression');
+      at(11);
+      await f.store.createSession('b', 'cli', { parentSessionId: 'a' });
+      await f.store.appendMessage('b', 'user', 'b1');
+      at(20);
+      await f.store.endSession('b', 'compression');
+      at(21);
+      await f.store.createSession('c', 'telegram', { parentSessionId: 'b' });
+      at(22);
+      await f.store.createSession('solo', 'discord');
+      at(23);
+      await f.store.createSession('delegate', 'tool', { parentSessionId: 'solo' });
+      await f.store.appendMessage('delegate', 'assistant', 'working');
+      at(24);
+      await f.store.endSession('solo', 'branched');
+      at(25);
+      await f.store.createSession('branch', 'cli', { parentSessionId: 'solo' });
+      await expectHermesActivityOrder();
+
+      at(30);
+      await f.store.appendMessage('c', 'user', 'the tip moves the whole chain');
+      await expectHermesActivityOrder();
+      at(31);
+      await f.store.appendMessages('branch', [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: 'y' },
+      ]);
+      await expectHermesActivityOrder();
+      // replaceMessages rewrites the tip's history with the current time; clearMessages drops it to started_at.
+      at(40);
+      await f.store.replaceMessages('c', [{ role: 'user', content: 'rewritten' }]);
+      await expectHermesActivityOrder();
+      await f.store.clearMessages('c');
+      await expectHermesActivityOrder();
+      // Reopening b cuts c off the chain; ending it again restores it (with a new ended_at after c started: not a chain).
+      await f.store.reopenSession('b');
+      await expectHermesActivityOrder();
+      at(41);
+      await f.store.endSession('b', 'compression');
+      await expectHermesActivityOrder();
+      // A parent change, a start moved after the newest message, a moved message, a deleted middle session.
+      await f.raw("UPDATE sessions SET parent_session_id = 'a' WHERE id = 'branch'");
+      await expectHermesActivityOrder();
+      await f.raw(
+        "UPDATE sessions SET started_at = (SELECT started_at FROM sessions WHERE id = 'branch') WHERE id = 'a'",
+      );
+      await expectHermesActivityOrder();
+      await f.raw(
+        "UPDATE messages SET timestamp = (SELECT started_at FROM sessions WHERE id = 'a') WHERE session_id = 'delegate'",
+      );
+      await expectHermesActivityOrder();
+      await f.raw("UPDATE messages SET session_id = 'solo' WHERE session_id = 'branch'");
+      await expectHermesActivityOrder();
+      await f.raw("DELETE FROM messages WHERE session_id = 'solo' AND role = 'assistant'");
+      await expectHermesActivityOrder();
+      expect(await f.store.deleteSession('b')).toBe(true);
+      await expectHermesActivityOrder();
+    });
+
+    it('stays right when prune removes part of a chain and when a first message is older than its session', async () => {
+      const start = t0();
+      f.clock.set(start - 200 * 86400);
+      await f.store.createSession('old-root', 'cli');
+      await f.store.appendMessage('old-root', 'user', 'long ago');
+      await f.store.endSession('old-root', 'compression');
+      await f.store.createSession('old-tip', 'cli', { parentSessionId: 'old-root' });
+      await f.store.appendMessage('old-tip', 'user', 'still long ago');
+      f.clock.set(start);
+      await f.store.createSession('recent', 'cli');
+      await f.store.appendMessage('recent', 'user', 'now');
+      f.clock.set(start + 5);
+      await f.store.appendMessage('old-tip', 'user', 'picked up again');
+      await expectHermesActivityOrder();
+      expect(await f.store.pruneSessions({ olderThanDays: 90 })).toBe(1);
+      await expectHermesActivityOrder();
+      // Its start moved past its only message: the message (older) is what counts, as in Hermes.
+      await f.raw(
+        "UPDATE sessions SET started_at = (SELECT started_at FROM sessions WHERE id = 'recent') WHERE id = 'old-tip'",
+      );
+      await f.raw("DELETE FROM messages WHERE session_id = 'old-tip' AND content = 'picked up again'");
+      await expectHermesActivityOrder();
+      f.clock.set(start + 6);
+      await f.store.createSession('late', 'cli');
+      await f.raw("UPDATE messages SET session_id = 'late' WHERE session_id = 'recent'");
+      await expectHermesActivityOrder();
+    });
+  });
+
   describe('lineage walks', () => {
     it('returns the parent chain root first, and the descendants oldest first', async () => {
       await f.store.createSession('a', 'cli');

@@ -49,13 +49,13 @@ export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): 
   return dir;
 }
 
-/** A copy of the shipped Postgres migrations that stops at `lastTag`: a store as an older version left it. */
-export function pgFolderUpTo(lastTag: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-migrations-pg-upto-'));
-  fs.cpSync(shippedFolder('pg'), dir, { recursive: true });
+/** A copy of the shipped migrations of a dialect that stops at `lastTag`: a store as an older version left it. */
+export function folderUpTo(dialect: 'sqlite' | 'pg', lastTag: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-migrations-${dialect}-upto-`));
+  fs.cpSync(shippedFolder(dialect), dir, { recursive: true });
   const journal = readJournal(dir);
   const keep = journal.entries.findIndex((e) => e.tag === lastTag);
-  if (keep < 0) throw new Error(`no migration ${lastTag} in ${shippedFolder('pg')}`);
+  if (keep < 0) throw new Error(`no migration ${lastTag} in ${shippedFolder(dialect)}`);
   for (const e of journal.entries.slice(keep + 1)) {
     fs.rmSync(path.join(dir, `${e.tag}.sql`));
     fs.rmSync(path.join(dir, 'meta', `${e.tag.slice(0, 4)}_snapshot.json`), { force: true });
@@ -64,3 +64,6 @@ export function pgFolderUpTo(lastTag: string): string {
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
   return dir;
 }
+
+/** A copy of the shipped Postgres migrations that stops at `lastTag`. */
+export const pgFolderUpTo = (lastTag: string): string => folderUpTo('pg', lastTag);

@@ -13,6 +13,17 @@ import { copyFixture, sha256, sharedFixture } from '../helpers/fixtures.js';
 import { HERMES_FTS_TABLES, HERMES_FTS_TRIGGERS, HERMES_V11_DDL, hermesV11Schema } from '../helpers/hermes-schema.js';
 
 const sqliteBackend = (b: unknown) => b as SqliteBackend;
+/** Ours beyond Hermes v11: the listing's trigger-kept activity columns (migrations 0004/0005). */
+const ACTIVITY_COLUMNS = ['last_message_at', 'chain_last_active'];
+const ACTIVITY_TRIGGERS = [
+  'session_activity_message_insert',
+  'session_activity_message_insert_early',
+  'session_activity_message_delete',
+  'session_activity_message_move',
+  'session_activity_session_insert',
+  'session_activity_session_update',
+  'session_activity_session_delete',
+];
 
 for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
   describe(`Hermes v11 file format [${h.name}]`, () => {
@@ -24,14 +35,22 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
         const ours = await store.introspect();
         const hermes = hermesV11Schema();
         for (const [table, columns] of Object.entries(hermes.tables)) {
-          const mine = ours.tables[table]!.map(({ name, type, defaultValue, notNull, primaryKey }) => ({
-            name,
-            type,
-            defaultValue,
-            // drizzle-kit writes NOT NULL on text primary keys, which Hermes leaves nullable (an SQLite quirk);
-            // stricter, and invisible to Hermes, which only ever inserts ids.
-            notNull: primaryKey ? false : notNull,
-          }));
+          const derived = table === 'sessions' ? ACTIVITY_COLUMNS : [];
+          // Ours has the derived activity columns at the end of sessions (ADD COLUMN), nullable REAL without a
+          // default: Hermes' INSERTs and SELECT * work as before.
+          expect(ours.tables[table]!.slice(columns.length)).toEqual(
+            derived.map((name) => expect.objectContaining({ name, type: 'real', defaultValue: null, notNull: false })),
+          );
+          const mine = ours.tables[table]!.slice(0, columns.length).map(
+            ({ name, type, defaultValue, notNull, primaryKey }) => ({
+              name,
+              type,
+              defaultValue,
+              // drizzle-kit writes NOT NULL on text primary keys, which Hermes leaves nullable (an SQLite quirk);
+              // stricter, and invisible to Hermes, which only ever inserts ids.
+              notNull: primaryKey ? false : notNull,
+            }),
+          );
           const theirs = columns.map(({ name, type, defaultValue, notNull, primaryKey }) => ({
             name,
             type,
@@ -45,7 +64,7 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
       }
     });
 
-    it('marks the file as schema version 11 and carries both FTS5 tables and the six triggers', async () => {
+    it('marks the file as schema version 11 and carries both FTS5 tables, the six FTS triggers and our activity triggers', async () => {
       const store = await h.open();
       try {
         const { client } = sqliteBackend(store.backend);
@@ -55,7 +74,9 @@ for (const h of [sqliteFileHarness(), sqliteMemoryHarness()]) {
         expect(schema.virtualTables.find((v) => v.name === 'messages_fts_trigram')?.using).toMatch(
           /tokenize='trigram'/,
         );
-        expect(schema.triggers.map((t) => t.name).sort()).toEqual([...HERMES_FTS_TRIGGERS].sort());
+        expect(schema.triggers.map((t) => t.name).sort()).toEqual(
+          [...HERMES_FTS_TRIGGERS, ...ACTIVITY_TRIGGERS].sort(),
+        );
       } finally {
         await store.close();
       }
@@ -151,8 +172,11 @@ describe('opening a Hermes state.db written by the Python reference', () => {
           expect(
             theirs.tables[table]?.map((c) => c.name),
             table,
-          ).toEqual(columns.map((c) => c.name));
+          ).toEqual(columns.map((c) => c.name).filter((name) => !ACTIVITY_COLUMNS.includes(name)));
         }
+        // Without the activity columns the listing computes the activity order as Hermes does.
+        const listed = await store.listSessionsRich({ orderByLastActive: true, limit: -1 });
+        expect(listed.length).toBeGreaterThan(0);
         const { client } = sqliteBackend(store.backend);
         expect(client.prepare('SELECT COUNT(*) FROM sessions').pluck().get()).toBe(60);
         expect(client.prepare('SELECT COUNT(*) FROM messages').pluck().get()).toBe(305);
