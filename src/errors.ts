@@ -88,7 +88,12 @@ export type MigrationErrorReason =
   /** A statement of a migration failed; the whole run was rolled back. */
   | 'STATEMENT_FAILED'
   /** Every migration is recorded, but search tables, columns, indexes or triggers are gone (drizzle-kit push). */
-  | 'MISSING_SEARCH_STRUCTURES';
+  | 'MISSING_SEARCH_STRUCTURES'
+  /**
+   * A migration dropped triggers without naming them in a DROP TRIGGER (SQLite: a table rebuild drops the
+   * table's triggers with it); it was rolled back. The migration must create them again.
+   */
+  | 'TRIGGERS_LOST';
 
 export class MigrationError extends SessionDbError {
   readonly reason: MigrationErrorReason;

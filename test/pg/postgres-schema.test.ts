@@ -35,6 +35,9 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
     output_tokens: 'bigint',
     cache_read_tokens: 'bigint',
     cache_write_tokens: 'bigint',
+    // Ours (migration 0008), kept by triggers for the activity order.
+    last_message_at: 'timestamp with time zone',
+    chain_last_active: 'timestamp with time zone',
     reasoning_tokens: 'bigint',
     billing_provider: 'text',
     billing_base_url: 'text',

@@ -44,9 +44,23 @@ const OUR_FUNCTIONS = [
   'message_search_text',
   'message_word_vector',
   'message_word_window',
+  'session_activity_chain',
+  'session_activity_messages_added',
+  'session_activity_messages_changed',
+  'session_activity_messages_removed',
+  'session_activity_messages_truncated',
+  'session_activity_recompute',
+  'session_activity_session_added',
+  'session_activity_session_adding',
+  'session_activity_session_moved',
+  'session_activity_session_removed',
+  'session_activity_up',
 ];
+// Functions pinned to the store's schema (migrations 0007 and 0009): every trigger function, and the walks
+// the session-activity triggers call. The IMMUTABLE search-text functions need none.
 const PLPGSQL_FUNCTIONS = OUR_FUNCTIONS.filter(
-  (f) => f.startsWith('message_search_stats_') || f.startsWith('message_search_terms_'),
+  (f) =>
+    f.startsWith('message_search_stats_') || f.startsWith('message_search_terms_') || f.startsWith('session_activity_'),
 );
 
 const backendOf = (store: SessionStore) => store.backend as PgBackend;
@@ -345,11 +359,12 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
       JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = 'hermes' AND NOT t.tgisinternal`,
     );
-    expect(triggers[0]!.n).toBe(8);
+    // 8 for search (0004, 0005), 8 for session activity (0009).
+    expect(triggers[0]!.n).toBe(16);
     // introspect() describes the store's schema.
     const live = await store.introspect();
     expect(Object.keys(live.tables).sort()).toEqual(OUR_TABLES);
-    expect(live.triggers).toHaveLength(8);
+    expect(live.triggers).toHaveLength(16);
   });
 
   it('(d) uses a pg_trgm installed elsewhere (public) without creating anything in public', async () => {

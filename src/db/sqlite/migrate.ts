@@ -87,6 +87,10 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
     return { applied: [], alreadyApplied: local.length, total: local.length };
   }
   client.pragma('foreign_keys = OFF');
+  // drizzle-kit rebuilds a table as CREATE __new_x, copy, DROP x, RENAME __new_x TO x. Since SQLite 3.26 the
+  // RENAME checks every trigger of the schema, and ours on messages name sessions, which is gone at that
+  // moment: the legacy rule renames without that check (the triggers find the new table by its name).
+  client.pragma('legacy_alter_table = ON');
   try {
     return await immediateTransaction(
       client,
@@ -100,12 +104,14 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
         client.exec(CREATE_HISTORY);
         const record = client.prepare(INSERT_HISTORY);
         for (const migration of plan.pending) {
+          const before = triggerNames(client);
           try {
             for (const statement of migration.statements) client.exec(statement);
           } catch (error) {
             if (isSqliteBusy(error)) throw error;
             throw statementFailed(migration.tag, error);
           }
+          assertNoTriggerLost(client, before, migration, options.where);
           record.run(migration.hash, migration.createdAt);
         }
         const violations = client.pragma('foreign_key_check') as unknown[];
@@ -125,7 +131,38 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
       { deadlineMs: options.deadlineMs },
     );
   } finally {
+    client.pragma('legacy_alter_table = OFF');
     client.pragma('foreign_keys = ON');
+  }
+}
+
+const triggerNames = (client: Database): string[] =>
+  client.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
+
+/**
+ * A table rebuild drops the table's triggers (ours keep sessions.chain_last_active and the FTS5 indexes right):
+ * a migration must name each trigger it means to drop in a DROP TRIGGER, and create again those a rebuild drops.
+ */
+function assertNoTriggerLost(
+  client: Database,
+  before: string[],
+  migration: { tag: string; statements: string[] },
+  where: string,
+): void {
+  const now = new Set(triggerNames(client));
+  const text = migration.statements.join('\n');
+  const dropped = (name: string) =>
+    new RegExp(
+      `DROP\\s+TRIGGER\\s+(IF\\s+EXISTS\\s+)?[\`"]?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`,
+      'i',
+    ).test(text);
+  const lost = before.filter((name) => !now.has(name) && !dropped(name));
+  if (lost.length > 0) {
+    throw new MigrationError(
+      'TRIGGERS_LOST',
+      `${where}: migration ${migration.tag} dropped the trigger(s) ${lost.join(', ')} without a DROP TRIGGER ` +
+        '(a table rebuild drops its triggers); rolled back. Create them again in the migration, after the rebuild.',
+    );
   }
 }
 
