@@ -35,17 +35,6 @@ const INSERT_BATCH = 1000;
 export class MessageRepo {
   constructor(private readonly ctx: RepoContext) {}
 
-  private values(
-    sessionId: string,
-    role: string,
-    content: MessageContentInput | null | undefined,
-    f: MessageFields,
-    timestamp: number,
-    withReasoning: boolean,
-  ): { columns: SQL; values: SQL } {
-    return messageValues(this.ctx.d, sessionId, role, content, f, timestamp, withReasoning);
-  }
-
   /**
    * Insert one message and bump the session's counters; the session must exist. Returns the new id.
    * Validated as appendMessage is (the store's appendMessage delegates here).
@@ -87,7 +76,7 @@ export class MessageRepo {
     for (let i = 0; i < messages.length; i += INSERT_BATCH) {
       const chunk = messages.slice(i, i + INSERT_BATCH).map((m, k) => {
         toolCalls += toolCallCount(m.toolCalls);
-        return this.values(sessionId, m.role, m.content, m, roundToMicros(now + (i + k) * 1e-6), true);
+        return messageValues(this.ctx.d, sessionId, m.role, m.content, m, roundToMicros(now + (i + k) * 1e-6), true);
       });
       batches.push(
         sql`INSERT INTO ${d.t.messages} (${chunk[0]!.columns}) VALUES ${sql.join(
@@ -128,7 +117,15 @@ export class MessageRepo {
     let chunk: SQL[] = [];
     messages.forEach((m, k) => {
       const role = m.role ?? 'unknown';
-      const v = this.values(sessionId, role, m.content, m, roundToMicros(now + k * 1e-6), role === 'assistant');
+      const v = messageValues(
+        this.ctx.d,
+        sessionId,
+        role,
+        m.content,
+        m,
+        roundToMicros(now + k * 1e-6),
+        role === 'assistant',
+      );
       toolCalls += toolCallCount(m.toolCalls);
       chunk.push(v.values);
       if (chunk.length === INSERT_BATCH || k === messages.length - 1) {

@@ -48,8 +48,14 @@ export function ancestorMessages(d: Dialect, id: string, columns: SQL): SQL {
  */
 export function compressionWalk(d: Dialect, id: string): SQL {
   return sql`
-    WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${d.text(id)}, 0
+    WITH RECURSIVE ${compressionWalkCte(d, d.text(id))}
+    SELECT id, depth FROM walk WHERE id IS NOT NULL ORDER BY depth`;
+}
+
+/** The `walk(id, depth)` CTE of compressionWalk from `seed` (an id expression), for use inside other statements. */
+export function compressionWalkCte(d: Dialect, seed: SQL): SQL {
+  return sql`walk(id, depth) AS (
+      SELECT ${seed}, 0
       UNION ALL
       SELECT (
         SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
@@ -57,8 +63,7 @@ export function compressionWalk(d: Dialect, id: string): SQL {
         ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
       ), w.depth + 1
       FROM walk w WHERE w.id IS NOT NULL AND w.depth < ${COMPRESSION_TIP_HOPS}
-    )
-    SELECT id, depth FROM walk WHERE id IS NOT NULL ORDER BY depth`;
+    )`;
 }
 
 /** Forward along the latest child of any kind, with whether each step has messages (the resume redirect). */

@@ -6,7 +6,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Dialect } from '../db/dialect.js';
-import { COMPRESSION_TIP_HOPS } from './lineage.js';
+import { COMPRESSION_TIP_HOPS, compressionWalkCte } from './lineage.js';
 
 export function richColumns(d: Dialect, maintained = false): SQL {
   return sql`s.*, ${previewOf(d, 's')} AS _preview_raw, ${lastActiveOf(d, 's', maintained)} AS last_active`;
@@ -148,16 +148,7 @@ export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolea
  */
 function compressionTipOf(d: Dialect, id: SQL): SQL {
   return sql`(
-    WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${id}, 0
-      UNION ALL
-      SELECT (
-        SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
-        WHERE p.id = w.id AND p.end_reason = 'compression' AND c.started_at >= p.ended_at
-        ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
-      ), w.depth + 1
-      FROM walk w WHERE w.id IS NOT NULL AND w.depth < ${COMPRESSION_TIP_HOPS}
-    )
+    WITH RECURSIVE ${compressionWalkCte(d, id)}
     SELECT w.id FROM walk w WHERE w.id IS NOT NULL GROUP BY w.id ORDER BY MIN(w.depth) DESC LIMIT 1)`;
 }
 
