@@ -20,6 +20,9 @@ describe('store URLs', () => {
     ['postgres://u:p@h:5432/db', { backend: 'postgres', url: 'postgres://u:p@h:5432/db' }],
     ['postgresql://h/db', { backend: 'postgres', url: 'postgresql://h/db' }],
     ['pglite:memory', { backend: 'pglite', dataDir: null }],
+    ['pglite:memory:', { backend: 'pglite', dataDir: null }],
+    ['pglite::memory:', { backend: 'pglite', dataDir: null }],
+    ['pglite://memory', { backend: 'pglite', dataDir: null }],
     ['pglite:/var/data/pg', { backend: 'pglite', dataDir: '/var/data/pg' }],
     ['pglite://rel/dir', { backend: 'pglite', dataDir: 'rel/dir' }],
   ])('%s', (url, expected) => {

@@ -3,7 +3,7 @@
  *
  *   sqlite:<path> | sqlite://<path> | <bare path> | :memory: | sqlite::memory:   better-sqlite3
  *   postgres://… | postgresql://…                                               postgres.js pool
- *   pglite:<dir> | pglite://<dir> | pglite:memory                               embedded Postgres
+ *   pglite:<dir> | pglite://<dir> | pglite:memory[:]                            embedded Postgres
  */
 import { InvalidUrlError } from '../errors.js';
 
@@ -11,6 +11,9 @@ export type StoreLocation =
   | { backend: 'sqlite'; path: string; memory: boolean }
   | { backend: 'postgres'; url: string }
   | { backend: 'pglite'; dataDir: string | null };
+
+/** The pglite: URL forms of an in-memory instance (no data directory). */
+const IN_MEMORY_PGLITE = new Set(['memory', ':memory:', 'memory:']);
 
 /** Query parameters whose values are credentials: password, sslpassword, passfile, tokens, secrets. */
 const SECRET_PARAM = /pass|secret|token/i;
@@ -200,7 +203,8 @@ export function parseStoreUrl(url: string): StoreLocation {
   if (pglite) {
     const dir = pglite[1] ?? '';
     if (dir === '') throw new InvalidUrlError(url, 'pglite: needs a data directory or "memory"');
-    return { backend: 'pglite', dataDir: dir === 'memory' || dir === ':memory:' ? null : dir };
+    // "memory:" too, by analogy with sqlite::memory: (it once made a directory literally named "memory:").
+    return { backend: 'pglite', dataDir: IN_MEMORY_PGLITE.has(dir) ? null : dir };
   }
 
   const sqlite = /^sqlite:(?:\/\/)?(.*)$/i.exec(url);
