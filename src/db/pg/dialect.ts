@@ -16,7 +16,7 @@ import type {
   ValueDecoders,
   WriteOptions,
 } from '../dialect.js';
-import { CallGate, type Op, exec } from '../ops.js';
+import { CallGate, type Op, exec, tableOfRows } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
@@ -257,6 +257,10 @@ export class PgDialect implements Dialect {
         if (query.mode === 'all') {
           // Outside a transaction each statement takes its own pooled connection, so they run at once.
           result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
+        } else if (query.mode === 'table') {
+          result = executor.table
+            ? await executor.table(query.sql)
+            : tableOfRows(rowsOf<Record<string, unknown>>(await executor.execute(query.sql)));
         } else if (query.mode === 'values') {
           result = executor.values
             ? await executor.values(query.sql)
