@@ -126,6 +126,29 @@ export function decodeReplayValues(v: readonly unknown[], d: ValueDecoders): Rep
   };
 }
 
+/**
+ * A message read as values with a packed replay column list (sql/replay-columns.ts packedReplayColumnList):
+ * role, content, then the other columns as one array, or null when every one of them is null.
+ */
+export function decodePackedReplayValues(v: readonly unknown[], d: ValueDecoders): ReplayRow {
+  const rest = v[2] as readonly unknown[] | null;
+  if (rest !== null) return decodeReplayValues([v[0], v[1], ...rest], d);
+  // What decodeReplayValues gives for those nulls.
+  return {
+    role: String(v[0]),
+    content: d.content({ content: v[1], content_json: null }),
+    toolCallId: null,
+    toolCalls: null,
+    toolName: null,
+    finishReason: null,
+    reasoning: null,
+    reasoningContent: null,
+    reasoningDetails: null,
+    codexReasoningItems: null,
+    codexMessageItems: null,
+  };
+}
+
 /** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
 export function previewFromRaw(raw: unknown): string {
   const text = pyStrip(typeof raw === 'string' ? raw : '');

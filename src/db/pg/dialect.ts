@@ -20,7 +20,7 @@ import { CallGate, type Op, exec, tableOfRows } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
-import { replayColumnList } from '../../sql/replay-columns.js';
+import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
@@ -224,7 +224,8 @@ export class PgDialect implements Dialect {
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
-  replayColumns = (a: string) => replayColumnList(a, ['content_json']);
+  replayColumns = (a: string) => packedReplayColumnList(a, ['content_json']);
+  readonly replayPacked = true;
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>
     sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;

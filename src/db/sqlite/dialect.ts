@@ -153,6 +153,7 @@ export class SqliteDialect implements Dialect {
         .join(', '),
     );
   replayColumns = (a: string) => replayColumnList(a);
+  readonly replayPacked = false;
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
