@@ -56,7 +56,11 @@ const PG_MESSAGE_COLUMNS = `${MESSAGE_COLUMNS}, content_json`;
 const REPLAY_COLUMNS =
   'role, content, tool_call_id, tool_calls, tool_name, finish_reason, reasoning, reasoning_content, ' +
   'reasoning_details, codex_reasoning_items, codex_message_items';
-const PG_REPLAY_COLUMNS = `${REPLAY_COLUMNS}, content_json`;
+/** Postgres packs the replay columns after role and content into one JSON array (sql/replay-columns.ts). */
+const PG_RARE_REPLAY_COLUMNS = `${REPLAY_COLUMNS.replace('role, content, ', '')}, content_json`.split(', ');
+const PG_REPLAY_COLUMNS =
+  `role, content, CASE WHEN ${PG_RARE_REPLAY_COLUMNS.map((c) => `${c} IS NULL`).join(' AND ')} ` +
+  `THEN NULL ELSE json_build_array(${PG_RARE_REPLAY_COLUMNS.join(', ')}) END`;
 const LINEAGE = `WITH RECURSIVE walk(id, parent, depth) AS (
     SELECT $1::text, (SELECT s.parent_session_id FROM sessions s WHERE s.id = $1::text), 0
     UNION ALL

@@ -170,6 +170,8 @@ export interface Dialect {
   messageColumns(alias: string): SQL;
   /** The columns a conversation replay reads (sql/replay-columns.ts), then the dialect's own (Postgres: content_json). */
   replayColumns(alias: string): SQL;
+  /** Whether replayColumns packs the columns after role and content into one JSON array (rows.ts decodePackedReplayValues). */
+  readonly replayPacked: boolean;
   /** Hermes' LIKE: ASCII-only case-insensitive, `\` as the escape character. */
   likeAsciiCi(expr: SQL, pattern: string): SQL;
   /**

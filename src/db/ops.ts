@@ -12,13 +12,18 @@ import { StoreClosedError } from '../errors.js';
 
 export type Query =
   /** `values`: each row as an array in select-list order, which skips building an object per row (long reads). */
-  | { readonly mode: 'rows' | 'exec' | 'values'; readonly sql: SQL }
+  | { readonly mode: 'rows' | 'exec' | 'values' | 'table'; readonly sql: SQL }
   /** Independent reads whose rows are all needed: Postgres runs them side by side on the pool, SQLite in turn. */
   | { readonly mode: 'all'; readonly sqls: readonly SQL[] }
   /** Statement text with positional parameters, which only the SQLite dialect's bulkInsert yields. */
   | { readonly mode: 'text'; readonly text: string; readonly params: readonly unknown[] };
 export type Op<T> = Generator<Query, T, unknown>;
 export type Row = Record<string, unknown>;
+/** Rows as arrays of values with the select list's column names (see ops.table). */
+export interface Table {
+  readonly columns: readonly string[];
+  readonly rows: unknown[][];
+}
 
 /** Run a query and receive its rows (use RETURNING to learn what a write touched). */
 export function* rows<R = Row>(query: SQL): Op<R[]> {
@@ -32,6 +37,20 @@ export function* rows<R = Row>(query: SQL): Op<R[]> {
  */
 export function* values(query: SQL): Op<unknown[][]> {
   return (yield { mode: 'values', sql: query }) as unknown[][];
+}
+
+/**
+ * Like `values`, with the column names in select-list order: for a select list the SQL does not spell out
+ * (`s.*`), so the caller finds each column's position once instead of the driver keying every row.
+ */
+export function* table(query: SQL): Op<Table> {
+  return (yield { mode: 'table', sql: query }) as Table;
+}
+
+/** A keyed row result as a Table (a driver that only answers keyed rows; rows without duplicate names). */
+export function tableOfRows(found: readonly Row[]): Table {
+  const first = found[0];
+  return { columns: first ? Object.keys(first) : [], rows: found.map((r) => Object.values(r)) };
 }
 
 /** Run independent reads at once (each on its own pooled connection where the backend has them); rows of each, in order. */

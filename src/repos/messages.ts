@@ -12,7 +12,13 @@ import { type MessageFields, messageValues } from '../sql/messages.js';
 import type { AnchoredView, ConversationMessage, HermesRole, MessageRow, MessagesAround } from '../types.js';
 import type { RepoContext } from './context.js';
 import { toConversation } from './conversation.js';
-import { type ReplayRow, decodeMessage, decodeReplayValues, messageRowFromValues } from './rows.js';
+import {
+  type ReplayRow,
+  decodeMessage,
+  decodePackedReplayValues,
+  decodeReplayValues,
+  messageRowFromValues,
+} from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
 
@@ -190,7 +196,8 @@ export class MessageRepo {
     return d.read(function* () {
       const found = yield* values(query);
       const rows: ReplayRow[] = new Array(found.length);
-      for (let i = 0; i < found.length; i++) rows[i] = decodeReplayValues(found[i]!, d.decode);
+      const decode = d.replayPacked ? decodePackedReplayValues : decodeReplayValues;
+      for (let i = 0; i < found.length; i++) rows[i] = decode(found[i]!, d.decode);
       return toConversation(rows, includeAncestors);
     });
   }

@@ -126,18 +126,172 @@ export function decodeReplayValues(v: readonly unknown[], d: ValueDecoders): Rep
   };
 }
 
+/**
+ * A message read as values with a packed replay column list (sql/replay-columns.ts packedReplayColumnList):
+ * role, content, then the other columns as one array, or null when every one of them is null.
+ */
+export function decodePackedReplayValues(v: readonly unknown[], d: ValueDecoders): ReplayRow {
+  const rest = v[2] as readonly unknown[] | null;
+  if (rest !== null) return decodeReplayValues([v[0], v[1], ...rest], d);
+  // What decodeReplayValues gives for those nulls.
+  return {
+    role: String(v[0]),
+    content: d.content({ content: v[1], content_json: null }),
+    toolCallId: null,
+    toolCalls: null,
+    toolName: null,
+    finishReason: null,
+    reasoning: null,
+    reasoningContent: null,
+    reasoningDetails: null,
+    codexReasoningItems: null,
+    codexMessageItems: null,
+  };
+}
+
 /** Hermes' preview rule: strip, then the first 60 code points plus "..." when longer. */
 export function previewFromRaw(raw: unknown): string {
   const text = pyStrip(typeof raw === 'string' ? raw : '');
-  return pyLen(text) > 60 ? `${pySlice(text, 60)}...` : text;
+  // 60 UTF-16 units hold at most 60 code points: only a longer text needs counting.
+  return text.length > 60 && pyLen(text) > 60 ? `${pySlice(text, 60)}...` : text;
 }
 
 /** A session row with `last_active` and `_preview_raw` columns. */
 export function decodeRichSession(r: Row, d: ValueDecoders): RichSessionRow {
+  // Added to the decoded row rather than spread into a copy: V8 copies a 30-key object slowly (~20 µs).
+  const row = decodeSession(r, d) as RichSessionRow;
+  row.lastActive = d.time(r.last_active);
+  row.preview = previewFromRaw(d.freeText(r._preview_raw));
+  return row;
+}
+
+/** The columns a listed session is decoded from: a sessions row, the listing's own, and its tip's (`_tip_*`). */
+const LISTED_COLUMNS = [
+  'id',
+  'source',
+  'user_id',
+  'model',
+  'model_config',
+  'system_prompt',
+  'parent_session_id',
+  'started_at',
+  'ended_at',
+  'end_reason',
+  'message_count',
+  'tool_call_count',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'billing_provider',
+  'billing_base_url',
+  'billing_mode',
+  'estimated_cost_usd',
+  'actual_cost_usd',
+  'cost_status',
+  'cost_source',
+  'pricing_version',
+  'title',
+  'api_call_count',
+  'handoff_state',
+  'handoff_platform',
+  'handoff_error',
+  'last_active',
+  '_preview_raw',
+  '_tip_found',
+  '_tip_ended_at',
+  '_tip_end_reason',
+  '_tip_message_count',
+  '_tip_tool_call_count',
+  '_tip_title',
+  '_tip_last_active',
+  '_tip_preview_raw',
+  '_tip_model',
+  '_tip_system_prompt',
+] as const;
+
+/** Where each listed column sits in a Table row; past its end when the statement has no such column (undefined). */
+export type ListedPositions = Readonly<Record<(typeof LISTED_COLUMNS)[number], number>>;
+
+const positionsByColumns = new Map<string, ListedPositions>();
+let lastColumns: readonly string[] | undefined;
+let lastPositions: ListedPositions | undefined;
+
+/**
+ * The positions of the listed columns among `columns` (a select list's names), found once per distinct list.
+ * An absent column points past the end of the row (an in-bounds miss such as -1 is a slow lookup in V8).
+ */
+export function listedPositions(columns: readonly string[]): ListedPositions {
+  // SQLite hands back the same names array for a statement each time.
+  if (columns === lastColumns && lastPositions) return lastPositions;
+  const key = columns.join(',');
+  let at = positionsByColumns.get(key);
+  if (!at) {
+    // fromEntries keeps the object in fast mode (keyed adds past a dozen make V8 turn it into a dictionary).
+    at = Object.fromEntries(
+      LISTED_COLUMNS.map((name) => {
+        const i = columns.indexOf(name);
+        return [name, i < 0 ? columns.length : i];
+      }),
+    ) as ListedPositions;
+    // A handful of select lists exist (per dialect, order and schema): bounded all the same.
+    if (positionsByColumns.size >= 64) positionsByColumns.clear();
+    positionsByColumns.set(key, at);
+  }
+  lastColumns = columns;
+  lastPositions = at;
+  return at;
+}
+
+/**
+ * A listed session read as values (ops.table), as the keyed row decodeRichSession takes: one fixed shape,
+ * far cheaper than the driver keying every column of every row (`s.*`).
+ */
+export function listedRowFromValues(v: readonly unknown[], at: ListedPositions): Row {
   return {
-    ...decodeSession(r, d),
-    lastActive: d.time(r.last_active),
-    preview: previewFromRaw(d.freeText(r._preview_raw)),
+    id: v[at.id],
+    source: v[at.source],
+    user_id: v[at.user_id],
+    model: v[at.model],
+    model_config: v[at.model_config],
+    system_prompt: v[at.system_prompt],
+    parent_session_id: v[at.parent_session_id],
+    started_at: v[at.started_at],
+    ended_at: v[at.ended_at],
+    end_reason: v[at.end_reason],
+    message_count: v[at.message_count],
+    tool_call_count: v[at.tool_call_count],
+    input_tokens: v[at.input_tokens],
+    output_tokens: v[at.output_tokens],
+    cache_read_tokens: v[at.cache_read_tokens],
+    cache_write_tokens: v[at.cache_write_tokens],
+    reasoning_tokens: v[at.reasoning_tokens],
+    billing_provider: v[at.billing_provider],
+    billing_base_url: v[at.billing_base_url],
+    billing_mode: v[at.billing_mode],
+    estimated_cost_usd: v[at.estimated_cost_usd],
+    actual_cost_usd: v[at.actual_cost_usd],
+    cost_status: v[at.cost_status],
+    cost_source: v[at.cost_source],
+    pricing_version: v[at.pricing_version],
+    title: v[at.title],
+    api_call_count: v[at.api_call_count],
+    handoff_state: v[at.handoff_state],
+    handoff_platform: v[at.handoff_platform],
+    handoff_error: v[at.handoff_error],
+    last_active: v[at.last_active],
+    _preview_raw: v[at._preview_raw],
+    _tip_found: v[at._tip_found],
+    _tip_ended_at: v[at._tip_ended_at],
+    _tip_end_reason: v[at._tip_end_reason],
+    _tip_message_count: v[at._tip_message_count],
+    _tip_tool_call_count: v[at._tip_tool_call_count],
+    _tip_title: v[at._tip_title],
+    _tip_last_active: v[at._tip_last_active],
+    _tip_preview_raw: v[at._tip_preview_raw],
+    _tip_model: v[at._tip_model],
+    _tip_system_prompt: v[at._tip_system_prompt],
   };
 }
 

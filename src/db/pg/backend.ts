@@ -5,6 +5,7 @@ import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
+import type { Table } from '../ops.js';
 import { DEFAULT_PG_SCHEMA, type PgNames, pgNames, qualifiedName } from '../../sql/tables.js';
 import { type MissingStructure, missingPgSearchStructures } from '../search-structures.js';
 
@@ -61,6 +62,11 @@ export class PgBackend implements Backend {
   /** Like execute, rows as arrays of values in select-list order (see OpenedPg.values). */
   values(query: SQL): Promise<unknown[][]> {
     return this.opened.values(query);
+  }
+
+  /** Like values, with the column names in select-list order (see OpenedPg.table). */
+  table(query: SQL): Promise<Table> {
+    return this.opened.table(query);
   }
 
   /** Run `body` in one transaction (see OpenedPg.transaction). */

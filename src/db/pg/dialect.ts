@@ -16,11 +16,11 @@ import type {
   ValueDecoders,
   WriteOptions,
 } from '../dialect.js';
-import { CallGate, type Op, exec } from '../ops.js';
+import { CallGate, type Op, exec, tableOfRows } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
-import { replayColumnList } from '../../sql/replay-columns.js';
+import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, rowsOf } from './open.js';
@@ -224,7 +224,8 @@ export class PgDialect implements Dialect {
         .map((c) => `${a}.${c}`)
         .join(', '),
     );
-  replayColumns = (a: string) => replayColumnList(a, ['content_json']);
+  replayColumns = (a: string) => packedReplayColumnList(a, ['content_json']);
+  readonly replayPacked = true;
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>
     sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;
@@ -257,6 +258,10 @@ export class PgDialect implements Dialect {
         if (query.mode === 'all') {
           // Outside a transaction each statement takes its own pooled connection, so they run at once.
           result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
+        } else if (query.mode === 'table') {
+          result = executor.table
+            ? await executor.table(query.sql)
+            : tableOfRows(rowsOf<Record<string, unknown>>(await executor.execute(query.sql)));
         } else if (query.mode === 'values') {
           result = executor.values
             ? await executor.values(query.sql)

@@ -7,6 +7,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type postgres from 'postgres';
 import { ConnectionError, StoreClosedError, ValidationError } from '../../errors.js';
+import type { Table } from '../ops.js';
 import type * as pgSchema from '../../schema/pg.js';
 import { hermesPgTables } from '../../schema/pg.js';
 import { redactUrl, scrubErrorSecrets } from '../url.js';
@@ -19,6 +20,8 @@ export interface PgExecutor {
   execute(query: SQL): Promise<unknown>;
   /** Rows as arrays of values in select-list order (see ops.values); without it, execute's rows are taken apart. */
   values?(query: SQL): Promise<unknown[][]>;
+  /** Rows as arrays of values with their column names (see ops.table); without it, execute's rows are taken apart. */
+  table?(query: SQL): Promise<Table>;
 }
 
 export interface OpenedPg {
@@ -33,6 +36,8 @@ export interface OpenedPg {
   statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>>;
   /** Like execute, rows as arrays of values in select-list order. */
   values(query: SQL): Promise<unknown[][]>;
+  /** Like values, with the column names in select-list order. */
+  table(query: SQL): Promise<Table>;
   /** Run `body` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -284,6 +289,11 @@ function poolSession(
   const execute = (query: SQL): Promise<unknown> => onPool(() => unsafe(client, query));
   const values = (query: SQL): Promise<unknown[][]> =>
     onPool(async () => (await unsafe(client, query).values()) as unknown[][]);
+  const table = (query: SQL): Promise<Table> =>
+    onPool(async () => {
+      const found = await unsafe(client, query).values();
+      return { columns: found.columns.map((c) => c.name), rows: found as unknown as unknown[][] };
+    });
   // A statement alone must not run under another isolation level (an app's client may default to serializable,
   // where a concurrent update of the session row fails instead of waiting): then it gets our BEGIN and COMMIT.
   const statement = readCommittedByDefault
@@ -388,6 +398,7 @@ function poolSession(
     execute,
     statement,
     values,
+    table,
     transaction,
     close: async () => {
       closed = true;

@@ -43,6 +43,14 @@ function pgliteSession(client: PGlite, close: () => Promise<void>, schema: strin
       });
       return result.rows;
     },
+    table: async (query) => {
+      const compiled = compiler.sqlToQuery(query);
+      const result = await client.query<unknown[]>(compiled.sql, compiled.params, {
+        rowMode: 'array',
+        parsers: TEXT_TIMES,
+      });
+      return { columns: result.fields.map((f) => f.name), rows: result.rows };
+    },
     // One in-process connection: nothing can drop it, so Drizzle's transaction is the right tool.
     transaction: (body) => db.transaction((tx) => body(tx)),
     close,

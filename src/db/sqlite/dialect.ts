@@ -2,14 +2,14 @@
  * SQLite slots. Queries compile through compile.ts (Drizzle's compiler is the reference) and run as cached better-sqlite3
  * prepared statements; operations run synchronously inside one transaction.
  */
-import type { Database, Statement } from 'better-sqlite3';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { type SQL, sql } from 'drizzle-orm';
 import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, type Op, type Query, exec, execText } from '../ops.js';
+import { CallGate, type Op, type Query, type Row, type Table, exec, execText, tableOfRows } from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
@@ -153,6 +153,7 @@ export class SqliteDialect implements Dialect {
         .join(', '),
     );
   replayColumns = (a: string) => replayColumnList(a);
+  readonly replayPacked = false;
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
@@ -192,6 +193,21 @@ export class SqliteDialect implements Dialect {
     return stmt;
   }
 
+  private readonly columnNames = new WeakMap<Statement, readonly string[]>();
+
+  /**
+   * A statement's column names, read once (better-sqlite3 builds an object per column each time). SQLite
+   * prepares a statement again when the schema changes, so `s.*` may gain columns: then they are read again.
+   */
+  private columnsOf(stmt: Statement, row: readonly unknown[] | undefined): readonly string[] {
+    let names = this.columnNames.get(stmt);
+    if (!names || (row && row.length !== names.length)) {
+      names = stmt.columns().map((c) => c.name);
+      this.columnNames.set(stmt, names);
+    }
+    return names;
+  }
+
   private runQuery(query: Query): unknown {
     if (query.mode === 'all') return query.sqls.map((one) => this.runQuery({ mode: 'rows', sql: one }));
     if (query.mode === 'text') {
@@ -200,14 +216,18 @@ export class SqliteDialect implements Dialect {
     }
     const { sql: text, params } = compileSqlite(query.sql);
     const stmt = this.statement(text);
-    if (query.mode === 'values') {
+    if (query.mode === 'values' || query.mode === 'table') {
       // Raw mode is a flag of the (cached, shared) statement: set for this call only.
       stmt.raw(true);
+      let found: unknown[][];
       try {
-        return stmt.all(...params);
+        found = stmt.all(...params) as unknown[][];
       } finally {
         stmt.raw(false);
       }
+      return query.mode === 'values'
+        ? found
+        : ({ columns: this.columnsOf(stmt, found[0]), rows: found } satisfies Table);
     }
     if (query.mode === 'rows') {
       if (stmt.reader) return stmt.all(...params);
@@ -234,10 +254,19 @@ export class SqliteDialect implements Dialect {
     return step.value;
   }
 
+  /** A read's transaction, made once (better-sqlite3 builds several wrappers per transaction() call). */
+  private readTransactionOnce: Transaction<(op: () => Op<unknown>) => unknown> | undefined;
+  private get readTransaction() {
+    this.readTransactionOnce ??= this.client.transaction((op: () => Op<unknown>) => this.runSync(op()));
+    return this.readTransactionOnce;
+  }
+
   read<T>(op: () => Op<T>): Promise<T> {
     return this.gate.admit(() => {
-      const tx = this.client.transaction(() => this.runSync(op()));
-      return retryWhileBusy(() => tx.deferred(), { deadlineMs: this.writeDeadlineMs }).catch(rethrowAsDatabaseError);
+      const run = this.readTransaction;
+      return retryWhileBusy(() => run.deferred(op) as T, { deadlineMs: this.writeDeadlineMs }).catch(
+        rethrowAsDatabaseError,
+      );
     });
   }
 
@@ -349,6 +378,7 @@ export class SqliteDialect implements Dialect {
     if (query.mode === 'text') return worker.statement(query.text, query.params, false);
     const { sql: text, params } = compileSqlite(query.sql);
     if (query.mode === 'values') return worker.statement(text, params, 'values');
+    if (query.mode === 'table') return tableOfRows((await worker.statement(text, params, true)) as Row[]);
     return worker.statement(text, params, query.mode === 'rows');
   }
 
