@@ -1,7 +1,9 @@
 /** SQLite connection settings and file handling (file-backed stores). */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { ConnectionError, type SqliteBackend, StoreBusyError, openStore } from '../../src/index.js';
@@ -125,5 +127,23 @@ describe('SQLite connection', () => {
     const truncated = file('truncated.db');
     fs.writeFileSync(truncated, bytes.subarray(0, 50));
     await expect(openStore(truncated)).rejects.toBeInstanceOf(ConnectionError);
+  });
+});
+
+describe('SQLite maintenance worker in an app started with node --input-type=module -e', () => {
+  it('runs long writes there too (the worker does not inherit --input-type)', () => {
+    const db = file('input-type.db');
+    const entry = new URL('../../src/index.ts', import.meta.url).href;
+    const script = `import { openStore } from ${JSON.stringify(entry)};
+      const store = await openStore(${JSON.stringify(`sqlite:${db}`)});
+      await store.createSession('a', 'cli');
+      await store.appendMessage('a', 'user', 'hi');
+      console.log(JSON.stringify({ deleted: await store.deleteSession('a') }));
+      await store.close();`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ deleted: true });
   });
 });

@@ -94,6 +94,20 @@ type Message =
   | { kind: 'script'; text: string }
   | { kind: 'snapshot'; destination: string; pagesPerStep: number };
 
+/**
+ * The parent's node options for the worker, without --input-type: it describes the parent's own `-e` text,
+ * and an app started with `node --input-type=module -e …` would make our CommonJS source an ES module
+ * ("require is not defined"). Everything else (loaders, --require, limits) is inherited as by default.
+ */
+export function workerExecArgv(parent: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < parent.length; i++) {
+    if (parent[i] === '--input-type') i++;
+    else if (!parent[i]!.startsWith('--input-type=')) kept.push(parent[i]!);
+  }
+  return kept;
+}
+
 export class SqliteWorker {
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
@@ -102,7 +116,11 @@ export class SqliteWorker {
 
   constructor(options: SqliteWorkerOptions) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { ...options, driver } });
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: workerExecArgv(process.execArgv),
+      workerData: { ...options, driver },
+    });
     // An idle worker must not keep the process alive; close() ends it.
     this.worker.unref();
     this.worker.on(
