@@ -41,8 +41,11 @@ const FTS_TEXT = sql.raw(
 
 function fts5Index(table: string): DeferredStructure['build'] {
   const fts = sql.raw(table);
+  // The rows it holds are in its %_content shadow table (0002 creates both indexes with their own content):
+  // a rowid range on the FTS5 table itself is a scan of the whole index (~25 ms per probe at 200,000 rows).
+  const stored = sql.raw(`${table}_content`);
   return function* (from, to) {
-    const indexed = yield* first(sql`SELECT rowid FROM ${fts} WHERE rowid BETWEEN ${from} AND ${to} LIMIT 1`);
+    const indexed = yield* first(sql`SELECT id FROM ${stored} WHERE id BETWEEN ${from} AND ${to} LIMIT 1`);
     const missing: SQL = indexed ? sql`AND NOT EXISTS (SELECT 1 FROM ${fts} f WHERE f.rowid = m.id)` : sql``;
     yield* exec(sql`INSERT INTO ${fts}(rowid, content) SELECT m.id, ${FTS_TEXT} FROM messages m
                     WHERE m.id BETWEEN ${from} AND ${to} ${missing} ORDER BY m.id`);
