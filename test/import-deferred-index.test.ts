@@ -1,6 +1,6 @@
 /**
- * An import into SQLite writes its pages with the FTS5 insert triggers held off and builds both FTS5 indexes
- * once at the end (sql/sqlite-derived.ts). These tests prove the indexes end exactly as the triggers would
+ * An import into SQLite writes its pages with the FTS5 (and session-activity) insert triggers held off and
+ * builds both FTS5 indexes and sessions' activity values once at the end (sql/sqlite-derived.ts). These tests prove the indexes end exactly as the triggers would
  * have written them, that no row written by anyone else meanwhile loses its entry, and that an import
  * interrupted between its pages and the build is completed by running it again.
  */
@@ -13,6 +13,13 @@ import { buildHermesFile } from '../bench/import.js';
 import { HermesFileSource, type RowSource, type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
 import { transferRows } from '../src/transfer/pipeline.js';
 import { spawnTs, waitForLine } from './helpers/processes.js';
+import { activityAgainstBackfill } from './helpers/session-activity.js';
+
+/** sessions.last_message_at / chain_last_active as stored, and as 0005's backfill computes them on the same rows. */
+function expectActivityRight(file: string): void {
+  const { stored, backfill } = activityAgainstBackfill(file);
+  expect(stored).toEqual(backfill);
+}
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-deferred-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -89,6 +96,9 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       db.prepare('ATTACH DATABASE ? AS imported').run(file);
       db.exec(`INSERT INTO sessions SELECT * FROM imported.sessions;
                INSERT INTO messages SELECT * FROM imported.messages ORDER BY id;`);
+      const activity = (schema: string) =>
+        db.prepare(`SELECT id, last_message_at, chain_last_active FROM ${schema}.sessions ORDER BY id`).all();
+      expect(activity('imported')).toEqual(activity('main'));
       for (const t of FTS) {
         const differing = db
           .prepare(
@@ -155,6 +165,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       expect(state.tables).toEqual(complete(state.messages));
       expect(state.messages).toBeGreaterThanOrEqual(MESSAGES + appended.length);
       integrityCheck(file);
+      expectActivityRight(file);
       // Search finds an appended row and imported rows, through both indexes.
       const last = appended[appended.length - 1]!;
       const i = appended.length - 1;
@@ -205,6 +216,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       expect(state.messages).toBe(MESSAGES + 1);
       expect(state.tables).toEqual(complete(MESSAGES + 1));
       integrityCheck(file);
+      expectActivityRight(file);
       const firstPage = (await store.bulkRead.messagePage(0, 1))[0]!;
       const word = String(firstPage.content)
         .split(/\s+/)
@@ -233,6 +245,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       expect(state.messages).toBe(1_050);
       expect(state.tables).toEqual(complete(1_050));
       integrityCheck(file);
+      expectActivityRight(file);
       expect(await store.searchMessages('quokka', { limit: -1 })).toHaveLength(50);
     } finally {
       await store.close();

@@ -77,6 +77,20 @@ const MESSAGE_COLUMNS: BulkColumn[] = [
  */
 const DEFERRED_CHUNK = 10_000;
 
+/**
+ * New arrays of `width` nulls, copied from a template instead of written as an array literal. V8 "pretenures"
+ * an allocation site whose objects survive young-generation collections, as a page's rows do (they live until
+ * its transaction commits): every later page's rows are then allocated in the old generation, which only a
+ * full GC frees, and that garbage keeps each page's strings alive through the young collections too. A
+ * 200,000-message SQLite import peaked at ~320 MiB RSS in about half the runs, ~225 MiB otherwise (and
+ * always with --no-allocation-site-pretenuring, or with rows made this way). Array.prototype.slice has no
+ * allocation site.
+ */
+function rowMaker(width: number): () => unknown[] {
+  const template: unknown[] = Array.from({ length: width }, () => null);
+  return () => template.slice();
+}
+
 export class ImportRepo {
   constructor(private readonly ctx: RepoContext) {}
 
@@ -133,23 +147,28 @@ export class ImportRepo {
   insertMessages(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
     const columns = [...MESSAGE_COLUMNS, ...d.bulkContent.columns];
-    const values = rows.map((r) => [
-      num(r.id),
-      str(r.session_id),
-      str(r.role) ?? 'unknown',
-      str(r.tool_call_id),
-      str(r.tool_calls),
-      str(r.tool_name),
-      num(r.timestamp) ?? 0,
-      num(r.token_count),
-      str(r.finish_reason),
-      str(r.reasoning),
-      str(r.reasoning_content),
-      str(r.reasoning_details),
-      str(r.codex_reasoning_items),
-      str(r.codex_message_items),
-      ...d.bulkContent.values(str(r.content)),
-    ]);
+    const row = rowMaker(columns.length);
+    // In MESSAGE_COLUMNS order, then the content column(s).
+    const values = rows.map((r) => {
+      const v = row();
+      v[0] = num(r.id);
+      v[1] = str(r.session_id);
+      v[2] = str(r.role) ?? 'unknown';
+      v[3] = str(r.tool_call_id);
+      v[4] = str(r.tool_calls);
+      v[5] = str(r.tool_name);
+      v[6] = num(r.timestamp) ?? 0;
+      v[7] = num(r.token_count);
+      v[8] = str(r.finish_reason);
+      v[9] = str(r.reasoning);
+      v[10] = str(r.reasoning_content);
+      v[11] = str(r.reasoning_details);
+      v[12] = str(r.codex_reasoning_items);
+      v[13] = str(r.codex_message_items);
+      const content = d.bulkContent.values(str(r.content));
+      for (let i = 0; i < content.length; i++) v[MESSAGE_COLUMNS.length + i] = content[i];
+      return v;
+    });
     // A page of thousands of rows is written off the event loop; what is cheaper built once at the end (the
     // SQLite search indexes) is built by buildDeferred.
     return d.maintain(() => d.bulkInsertMessages(columns, values, 'ON CONFLICT (id) DO NOTHING'));
