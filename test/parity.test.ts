@@ -3,7 +3,10 @@
  * difference is listed here with its reason; anything else is drift between src/schema/sqlite.ts and pg.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { type SchemaInfo, openStore } from '../src/index.js';
+import { DERIVED_SESSION_COLUMNS, HERMES_SESSION_COLUMNS } from '../src/schema/hermes-columns.js';
+import { HERMES_V11_DDL } from './helpers/hermes-schema.js';
 
 const ONLY_IN = {
   sqlite: {
@@ -48,6 +51,17 @@ describe('dialect parity', () => {
   const columns = (info: SchemaInfo) =>
     Object.entries(info.tables).flatMap(([t, cols]) => cols.map((c) => `${t}.${c.name}`));
   const without = (names: string[], skip: Record<string, string>) => names.filter((n) => !(n in skip)).sort();
+
+  it("names Hermes' sessions columns (schema/hermes-columns.ts) as Hermes' DDL and both migrated schemas have them", () => {
+    const hermes = new Database(':memory:');
+    hermes.exec(HERMES_V11_DDL);
+    const hermesColumns = (hermes.pragma('table_info(sessions)') as Array<{ name: string }>).map((c) => c.name);
+    hermes.close();
+    expect(hermesColumns).toEqual([...HERMES_SESSION_COLUMNS]);
+    for (const info of [sqlite, pg]) {
+      expect(info.tables.sessions!.map((c) => c.name)).toEqual([...HERMES_SESSION_COLUMNS, ...DERIVED_SESSION_COLUMNS]);
+    }
+  });
 
   it('has the same tables', () => {
     expect(without(Object.keys(sqlite.tables), ONLY_IN.sqlite.tables)).toEqual(

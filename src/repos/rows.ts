@@ -6,6 +6,7 @@ import { pgValueDecoders } from '../db/pg/dialect.js';
 import { sqliteValueDecoders } from '../db/sqlite/dialect.js';
 import type * as pgTables from '../schema/pg.js';
 import type * as sqliteTables from '../schema/sqlite.js';
+import { HERMES_SESSION_COLUMNS } from '../schema/hermes-columns.js';
 import type { HandoffStatus, MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
 
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
@@ -167,36 +168,7 @@ export function decodeRichSession(r: Row, d: ValueDecoders): RichSessionRow {
 
 /** The columns a listed session is decoded from: a sessions row, the listing's own, and its tip's (`_tip_*`). */
 const LISTED_COLUMNS = [
-  'id',
-  'source',
-  'user_id',
-  'model',
-  'model_config',
-  'system_prompt',
-  'parent_session_id',
-  'started_at',
-  'ended_at',
-  'end_reason',
-  'message_count',
-  'tool_call_count',
-  'input_tokens',
-  'output_tokens',
-  'cache_read_tokens',
-  'cache_write_tokens',
-  'reasoning_tokens',
-  'billing_provider',
-  'billing_base_url',
-  'billing_mode',
-  'estimated_cost_usd',
-  'actual_cost_usd',
-  'cost_status',
-  'cost_source',
-  'pricing_version',
-  'title',
-  'api_call_count',
-  'handoff_state',
-  'handoff_platform',
-  'handoff_error',
+  ...HERMES_SESSION_COLUMNS,
   'last_active',
   '_preview_raw',
   '_tip_found',

@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteWorker } from '../db/sqlite/worker.js';
 import { SessionDbError } from '../errors.js';
+import { DERIVED_SESSION_COLUMNS, HERMES_SESSION_COLUMNS } from '../schema/hermes-columns.js';
 import type { RawRow } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
 
@@ -55,41 +56,8 @@ export class ImportError extends SessionDbError {
 
 /** Columns of each table that map onto our schema (everything else is reported). */
 const KNOWN: Record<string, string[]> = {
-  sessions: [
-    'id',
-    'source',
-    'user_id',
-    'model',
-    'model_config',
-    'system_prompt',
-    'parent_session_id',
-    'started_at',
-    'ended_at',
-    'end_reason',
-    'message_count',
-    'tool_call_count',
-    'input_tokens',
-    'output_tokens',
-    'cache_read_tokens',
-    'cache_write_tokens',
-    'reasoning_tokens',
-    'billing_provider',
-    'billing_base_url',
-    'billing_mode',
-    'estimated_cost_usd',
-    'actual_cost_usd',
-    'cost_status',
-    'cost_source',
-    'pricing_version',
-    'title',
-    'api_call_count',
-    'handoff_state',
-    'handoff_platform',
-    'handoff_error',
-    // Derived (kept by triggers in a file this library wrote); the target computes its own.
-    'last_message_at',
-    'chain_last_active',
-  ],
+  // The derived ones are kept by triggers in a file this library wrote; the target computes its own.
+  sessions: [...HERMES_SESSION_COLUMNS, ...DERIVED_SESSION_COLUMNS],
   messages: [
     'id',
     'session_id',
