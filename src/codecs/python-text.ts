@@ -40,11 +40,12 @@ export function pyLen(value: string): number {
 /** `s[:n]` */
 export function pySlice(value: string, n: number): string {
   if (value.length <= n) return value; // n UTF-16 units hold at most n code points
-  let out = '';
-  let count = 0;
-  for (const ch of value) {
-    if (count++ >= n) break;
-    out += ch;
+  // Count code points up to the cut, then slice once (a 64K-character head is cut per huge search hit).
+  let units = 0;
+  for (let seen = 0; seen < n && units < value.length; seen++) {
+    const code = value.charCodeAt(units);
+    const pair = code >= 0xd800 && code <= 0xdbff && (value.charCodeAt(units + 1) & 0xfc00) === 0xdc00;
+    units += pair ? 2 : 1;
   }
-  return out;
+  return value.slice(0, units);
 }

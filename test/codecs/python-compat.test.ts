@@ -155,6 +155,22 @@ describe('python strings', () => {
   it('counts and slices code points', () => {
     expect(pyLen('a😀b')).toBe(3);
     expect(pySlice('😀😀😀', 2)).toBe('😀😀');
+    // Python's s[:n] counts code points; a lone surrogate (which JS strings allow) is one of them.
+    const pieces = ['a', '😀', '\ud800', '\udc00', '中', 'é'];
+    let seed = 7;
+    for (let round = 0; round < 2000; round++) {
+      let s = '';
+      const length = round % 40;
+      for (let i = 0; i < length; i++) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        s += pieces[seed % pieces.length];
+      }
+      const points = [...s];
+      for (const n of [0, 1, 3, 10, points.length - 1, points.length, points.length + 1]) {
+        if (n < 0) continue;
+        expect(pySlice(s, n)).toBe(points.slice(0, n).join(''));
+      }
+    }
   });
 });
 
