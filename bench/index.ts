@@ -53,7 +53,7 @@ if (runs('search')) {
   for (const r of rows) {
     metric({ key: `search/${r.backend}: ${r.case} p50`, value: r.p50, unit: 'ms', higherIsBetter: false });
     metric({ key: `search/${r.backend}: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
-    const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+    const same = r.oracle === false ? 'no oracle' : r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
     console.log(
       `| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`,
     );
