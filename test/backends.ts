@@ -56,7 +56,8 @@ export function sqliteFileHarness(): Harness {
     open: async (options) => openStore(await freshUrl(), options),
     openAt: (url, options) => openStore(url, options),
     cleanup: async () => {
-      for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+      // The harness stays usable: a later open starts a new directory.
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     },
   };
 }
@@ -100,7 +101,8 @@ export function pgliteHarness(schema?: string): Harness {
     open: (options) => openStore('pglite:memory', withSchema(schema, options)),
     openAt: (url, options) => openStore(url, withSchema(schema, options)),
     cleanup: async () => {
-      for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+      // The harness stays usable: a later open starts a new directory.
+      for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
     },
   };
 }
@@ -122,10 +124,11 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
   const unavailable = await probePostgres();
   const created: string[] = [];
   const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
+  let made = 0;
   let admin: postgres.Sql | undefined;
   const freshUrl = async () => {
     admin ??= postgres(DATABASE_URL, { max: 2, onnotice: () => {} });
-    const name = `${prefix}_${created.length}`;
+    const name = `${prefix}_${made++}`;
     await admin.unsafe(`CREATE DATABASE "${name}"`);
     created.push(name);
     const url = new URL(DATABASE_URL);
@@ -143,8 +146,11 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
     openAt: (url, options) => openStore(url, withSchema(schema, options)),
     cleanup: async () => {
       if (!admin) return;
-      for (const name of created) await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end({ timeout: 5 });
+      // The harness stays usable: a later open connects a new admin client.
+      const client = admin;
+      admin = undefined;
+      for (const name of created.splice(0)) await client.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await client.end({ timeout: 5 });
     },
   };
 }
