@@ -14,13 +14,19 @@ const HERMES_FTS_DDL = fs
   .readFileSync(new URL('../drizzle/sqlite/0002_fts5_search.sql', import.meta.url), 'utf8')
   .split('--> statement-breakpoint');
 
-export function writeHermesStateDb(file: string): void {
+/** An empty Hermes v11 state.db at `file` (replaced if present): Hermes' DDL, FTS tables and triggers. */
+export function createHermesStateDb(file: string): Database.Database {
   fs.rmSync(file, { force: true });
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.exec(HERMES_V11_DDL);
   for (const statement of HERMES_FTS_DDL) db.exec(statement);
   db.prepare('INSERT INTO schema_version (version) VALUES (11)').run();
+  return db;
+}
+
+export function writeHermesStateDb(file: string): void {
+  const db = createHermesStateDb(file);
 
   const t0 = 1_793_000_000.123456; // 2026-10-27, microseconds as time.time() gives them
   const session =
@@ -356,13 +362,8 @@ export function writeHermesHistoryStateDb(file: string, options: HermesHistoryOp
   };
   const chinese = (n: number) => Array.from({ length: n }, () => han()).join('');
 
-  fs.rmSync(file, { force: true });
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  const db = createHermesStateDb(file);
   db.pragma('synchronous = OFF');
-  db.exec(HERMES_V11_DDL);
-  for (const statement of HERMES_FTS_DDL) db.exec(statement);
-  db.prepare('INSERT INTO schema_version (version) VALUES (11)').run();
   const insertSession =
     db.prepare(`INSERT INTO sessions (id, source, user_id, model, parent_session_id, started_at, ended_at, end_reason, message_count, title)
     VALUES (?, ?, '42', ?, ?, ?, ?, ?, ?, ?)`);

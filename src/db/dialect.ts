@@ -45,9 +45,10 @@ export interface SearchStatements {
     cap: number,
   ): Op<{ rows: Array<Record<string, unknown>>; capped: boolean }>;
   /**
-   * For the page's ids: rows `{ id, snippet, search_text, truncated }`. `snippet` is the engine's own
-   * snippet where it has one and the row is small enough for it to be cheap, else NULL and `search_text`
-   * holds the indexed text to compute one from: whole, or for a huge row only its head (`truncated` true).
+   * For the page's ids: rows `{ id, snippet, search_text }`. `snippet` is the engine's own snippet where it
+   * has one and the row is small enough for it to be cheap, else NULL and `search_text` holds the indexed
+   * text to compute one from: whole, or for a huge row its first SNIPPET_HEAD_READ_CHARS characters (one
+   * more than a snippet looks at, so that the reader sees whether the row goes on).
    */
   pageText(path: MatchPath, match: QueryNode, ids: number[]): SQL;
   /**

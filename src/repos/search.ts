@@ -15,6 +15,7 @@ import { containsCjk, routeCjk } from '../search/cjk.js';
 import { type QueryNode, parseQuery } from '../search/query.js';
 import { sanitizeFts5Query } from '../search/sanitize.js';
 import { boundedSnippet } from '../search/snippet.js';
+import { SNIPPET_HEAD_CHARS } from '../sql/fts5.js';
 import { byActivity } from '../sql/listing.js';
 import type { HermesRole, SearchSort, SessionRow } from '../types.js';
 import { type RepoContext, sqlLimit } from './context.js';
@@ -96,8 +97,17 @@ export function planSearch(query: string): Plan {
 export const DEFAULT_RANK_WINDOW = 10_000;
 /** Rows whose snippets are computed in one piece; between pieces the event loop runs. */
 const SNIPPET_CHUNK = 8;
-/** Hits whose context is read per read. */
+/** Hits whose neighbours are found per read. */
 const CONTEXT_CHUNK = 100;
+/** Messages whose context text is read per read (a huge row's head costs a load of the whole row on SQLite). */
+const CONTEXT_TEXT_CHUNK = 16;
+
+/** A hit as its context read needs it: where it sits in its session. */
+interface ContextAnchor {
+  id: number;
+  sessionId: string;
+  timestamp: number;
+}
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -111,7 +121,9 @@ type PageRow = Record<string, unknown>;
 function snippetOf(d: Dialect, row: PageRow, path: MatchPath, match: QueryNode): string | null {
   if (row.snippet !== null && row.snippet !== undefined) return d.decode.freeText(row.snippet);
   const text = d.decode.freeText(row.search_text);
-  return text === null ? null : boundedSnippet(text, match, path, Boolean(row.truncated));
+  if (text === null) return null;
+  const head = pySlice(text, SNIPPET_HEAD_CHARS);
+  return boundedSnippet(head, match, path, head.length < text.length);
 }
 
 /**
@@ -207,7 +219,16 @@ export class SearchRepo {
         }
       }
     };
-    const [, context] = await Promise.all([snippetsRead(), this.context(found.map((r) => d.decode.int(r.id)))]);
+    const [, context] = await Promise.all([
+      snippetsRead(),
+      this.context(
+        found.map((r) => ({
+          id: d.decode.int(r.id),
+          sessionId: String(r.session_id),
+          timestamp: d.decode.time(r.timestamp),
+        })),
+      ),
+    ]);
     return found.map((r): SearchHit => {
       const id = d.decode.int(r.id);
       return {
@@ -226,18 +247,24 @@ export class SearchRepo {
     });
   }
 
-  /** The previous message, the hit and the next one in its session, each cut to 200 characters. */
-  private async context(ids: number[]): Promise<Map<number, SearchContextEntry[]>> {
+  /**
+   * The previous message, the hit and the next one in its session, each cut to 200 characters. The hits'
+   * session and time come from the page (on SQLite, reading a column stored after a 1 MB content walks the
+   * row's whole overflow chain), and the heads are read a few rows per read: each read of a huge row's head
+   * loads the row, and the event loop runs between reads.
+   */
+  private async context(hits: ContextAnchor[]): Promise<Map<number, SearchContextEntry[]>> {
     const { d } = this.ctx;
     const out = new Map<number, SearchContextEntry[]>();
-    for (const chunk of chunks(ids, CONTEXT_CHUNK)) {
+    for (const chunk of chunks(hits, CONTEXT_CHUNK)) {
       await yieldToEventLoop();
-      await d.read(function* () {
-        const idList = sql.join(
-          chunk.map((id) => d.int(id)),
-          sql`, `,
-        );
-        const neighbours = yield* rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
+      const anchors = sql.join(
+        chunk.map((h) => sql`(${d.int(h.id)}, ${d.text(h.sessionId)}, ${d.time(h.timestamp)})`),
+        sql`, `,
+      );
+      const neighbours = await d.read(() =>
+        rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
+          WITH t(id, session_id, timestamp) AS (VALUES ${anchors})
           SELECT t.id,
             (SELECT p.id FROM ${d.t.messages} p WHERE p.session_id = t.session_id
                AND (p.timestamp < t.timestamp OR (p.timestamp = t.timestamp AND p.id < t.id))
@@ -245,37 +272,46 @@ export class SearchRepo {
             (SELECT n.id FROM ${d.t.messages} n WHERE n.session_id = t.session_id
                AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
              ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
-          FROM ${d.t.messages} t WHERE t.id IN (${idList})`);
-        const wanted = [
-          ...new Set(
-            neighbours
-              .flatMap((n) => [n.id, n.prev_id, n.next_id])
-              .filter((v) => v !== null && v !== undefined)
-              .map((v) => d.decode.int(v)),
-          ),
-        ];
-        if (wanted.length === 0) return;
-        // Only the head of each message is read: a context entry is 200 characters, whatever the row's size.
-        const messages =
-          yield* rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
-          WHERE m.id IN (${sql.join(
-            wanted.map((id) => d.int(id)),
-            sql`, `,
-          )})`);
-        const byId = new Map(
-          messages.map((r) => [
-            d.decode.int(r.id),
-            { role: String(r.role), content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS) },
-          ]),
+          FROM t`),
+      );
+      const wanted = [
+        ...new Set(
+          neighbours
+            .flatMap((n) => [n.id, n.prev_id, n.next_id])
+            .filter((v) => v !== null && v !== undefined)
+            .map((v) => d.decode.int(v)),
+        ),
+      ];
+      const byId = new Map<number, SearchContextEntry>();
+      for (const piece of chunks(wanted, CONTEXT_TEXT_CHUNK)) {
+        await yieldToEventLoop();
+        // Only the head of each message is sent: a context entry is 200 characters, whatever the row's size.
+        const messages = await d.read(() =>
+          rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
+            WHERE m.id IN (${sql.join(
+              piece.map((id) => d.int(id)),
+              sql`, `,
+            )})`),
         );
-        for (const n of neighbours) {
-          const entries = [n.prev_id, n.id, n.next_id]
-            .filter((x) => x !== null && x !== undefined)
-            .map((x) => byId.get(d.decode.int(x)))
-            .filter((e): e is SearchContextEntry => e !== undefined);
-          out.set(d.decode.int(n.id), entries);
+        for (const r of messages)
+          byId.set(d.decode.int(r.id), {
+            role: String(r.role),
+            content: pySlice(contentPreviewText(d.decode.content(r)), CONTEXT_CHARS),
+          });
+      }
+      // A message deleted between the reads is left out, as one deleted before the search would be (a hit
+      // deleted so gets no context, as before).
+      for (const n of neighbours) {
+        if (!byId.has(d.decode.int(n.id))) {
+          out.set(d.decode.int(n.id), []);
+          continue;
         }
-      });
+        const entries = [n.prev_id, n.id, n.next_id]
+          .filter((x) => x !== null && x !== undefined)
+          .map((x) => byId.get(d.decode.int(x)))
+          .filter((e): e is SearchContextEntry => e !== undefined);
+        out.set(d.decode.int(n.id), entries);
+      }
     }
     return out;
   }

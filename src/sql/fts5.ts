@@ -27,6 +27,11 @@ export function fts5Match(node: QueryNode): string {
 export const NATIVE_SNIPPET_MAX_BYTES = 8192;
 /** How much of a huge row's text a snippet may look at (characters): bounded work whatever the row's size. */
 export const SNIPPET_HEAD_CHARS = 65_536;
+/**
+ * What a pageText read sends of a huge row: the head plus one character, so that the reader learns whether
+ * there is more without the database measuring the whole row (SQLite's length() walks all of a 1 MB text).
+ */
+export const SNIPPET_HEAD_READ_CHARS = SNIPPET_HEAD_CHARS + 1;
 
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 const TABLES: Record<MatchPath, SQL> = { words: sql.raw('messages_fts'), substrings: sql.raw('messages_fts_trigram') };
@@ -60,8 +65,7 @@ export const sqliteSearch: SearchStatements = {
     const small = sql`octet_length(${fts}.content) <= ${NATIVE_SNIPPET_MAX_BYTES}`;
     return sql`SELECT ${fts}.rowid AS id,
         CASE WHEN ${small} THEN snippet(${fts}, 0, '>>>', '<<<', '...', 40) END AS snippet,
-        CASE WHEN ${small} THEN NULL ELSE substr(${fts}.content, 1, ${SNIPPET_HEAD_CHARS}) END AS search_text,
-        CASE WHEN ${small} THEN 0 ELSE length(${fts}.content) > ${SNIPPET_HEAD_CHARS} END AS truncated
+        CASE WHEN ${small} THEN NULL ELSE substr(${fts}.content, 1, ${SNIPPET_HEAD_READ_CHARS}) END AS search_text
       FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid IN (${sql.join(
         ids.map((id) => sql`${id}`),
         sql`, `,

@@ -10,7 +10,7 @@ import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js'
 import { type Op, rows } from '../db/ops.js';
 import { bm25Score } from '../search/bm25.js';
 import type { QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_CHARS } from './fts5.js';
+import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
 import { PostingsCompiler, prefixTerms } from './pg-postings.js';
 import { containsPattern } from './like.js';
 import type { PgNames } from './tables.js';
@@ -248,11 +248,13 @@ export function pgSearch(n: PgNames): SearchStatements {
     pageTextChunk: 100,
     pageText: (_path, _match, ids) => {
       // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
-      // detoast), where building message_search_text() of a 1 MB row costs milliseconds.
+      // detoast), where building message_search_text() of a 1 MB row costs milliseconds. The tool columns
+      // follow the head as they follow the content in the indexed text, so that the text's first
+      // SNIPPET_HEAD_CHARS characters are those SQLite's FTS5 table holds.
       const big = sql`octet_length(m.content) > ${WHOLE_TEXT_MAX_BYTES}`;
+      const head = n.searchText(sql`left(m.content, ${SNIPPET_HEAD_READ_CHARS}::int), NULL, m.tool_name, m.tool_calls`);
       return sql`SELECT m.id, NULL AS snippet,
-          CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_CHARS}::int) ELSE ${searchText(n)} END AS search_text,
-          COALESCE(${big}, false) AS truncated
+          CASE WHEN ${big} THEN ${head} ELSE ${searchText(n)} END AS search_text
         FROM ${n.messages} m WHERE m.id IN (${sql.join(
           ids.map((id) => sql`${id}::int8`),
           sql`, `,
