@@ -3,6 +3,6 @@
  * runtime SQL, triggers, search and migrations must never fall back to public or the search_path.
  */
 import { postgresHarness } from './backends.js';
-import { runContractSuite } from './contract/index.js';
+import { runBackendSuite } from './contract/index.js';
 
-runContractSuite(await postgresHarness('hermes'));
+runBackendSuite(await postgresHarness('hermes'));

@@ -1,5 +1,5 @@
 /** The whole contract suite on PGlite with every store in the schema 'hermes' (see backend.pg-schema.test.ts). */
 import { pgliteHarness } from './backends.js';
-import { runContractSuite } from './contract/index.js';
+import { runBackendSuite } from './contract/index.js';
 
-runContractSuite(pgliteHarness('hermes'));
+runBackendSuite(pgliteHarness('hermes'));

@@ -1,4 +1,4 @@
 import { postgresHarness } from './backends.js';
-import { runContractSuite } from './contract/index.js';
+import { runBackendSuite } from './contract/index.js';
 
-runContractSuite(await postgresHarness());
+runBackendSuite(await postgresHarness());

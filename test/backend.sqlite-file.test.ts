@@ -1,4 +1,4 @@
 import { sqliteFileHarness } from './backends.js';
-import { runContractSuite } from './contract/index.js';
+import { runBackendSuite } from './contract/index.js';
 
-runContractSuite(sqliteFileHarness());
+runBackendSuite(sqliteFileHarness());

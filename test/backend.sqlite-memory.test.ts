@@ -1,4 +1,4 @@
 import { sqliteMemoryHarness } from './backends.js';
-import { runContractSuite } from './contract/index.js';
+import { runBackendSuite } from './contract/index.js';
 
-runContractSuite(sqliteMemoryHarness());
+runBackendSuite(sqliteMemoryHarness());

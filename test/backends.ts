@@ -10,30 +10,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { type OpenStoreOptions, type SessionStore, openStore } from '../src/index.js';
+import { type OpenStoreOptions, openStore } from '../src/index.js';
+import { type ContractCapability, type ContractHarness, harnessAvailable } from '../src/testing/index.js';
 
 export type HarnessName = 'sqlite-file' | 'sqlite-memory' | 'pglite' | 'postgres' | 'pglite-schema' | 'postgres-schema';
 
 /** Capabilities some tests need; a harness without one names why in `skips`. */
-export type Capability = 'multi-process' | 'reopen';
+export type Capability = ContractCapability;
 
-export interface Harness {
+/** A contract harness (hermes-sessiondb/testing) that also says which of our dialects it runs. */
+export interface Harness extends ContractHarness {
   name: HarnessName;
   dialect: 'sqlite' | 'pg';
-  /** Why this harness cannot run tests needing a capability. Absent = it can. */
   skips: Partial<Record<Capability, string>>;
-  /** When set, the whole harness is unavailable here (printed, and fatal under CI=true). */
-  unavailable?: string;
-  /** A URL for a fresh, empty database. */
-  freshUrl(): Promise<string>;
-  /** Open a fresh database (migrated unless options say otherwise). */
-  open(options?: OpenStoreOptions): Promise<SessionStore>;
-  /** Open the store at `url` (from freshUrl) with the harness's own options (its schema), then `options`. */
-  openAt(url: string, options?: OpenStoreOptions): Promise<SessionStore>;
   /** Postgres: the schema the harness's stores live in (absent: the default layout). */
   schema?: string;
-  /** Drop everything this harness created. */
-  cleanup(): Promise<void>;
 }
 
 export const isCI = process.env.CI === 'true';
@@ -141,6 +132,7 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
     schema,
     skips: {},
     unavailable,
+    required: isCI,
     freshUrl,
     open: async (options) => openStore(await freshUrl(), withSchema(schema, options)),
     openAt: (url, options) => openStore(url, withSchema(schema, options)),
@@ -157,8 +149,5 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
 
 /** Fail loudly under CI when a mandatory backend is missing; elsewhere say why it is skipped. */
 export function reportAvailability(h: Harness): boolean {
-  if (!h.unavailable) return true;
-  if (isCI) throw new Error(`[${h.name}] mandatory under CI=true: ${h.unavailable}`);
-  console.warn(`[${h.name}] skipped: ${h.unavailable}. Set DATABASE_URL to run it.`);
-  return false;
+  return harnessAvailable(h);
 }

@@ -1,6 +1,6 @@
 /** Contract: lineage, compression tips, resume redirect and the rich listing (spec §5, §12.4). */
 import { describe, expect, it } from 'vitest';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import type { StoreFixture } from '../fixture.js';
 
 export function lineageContract(f: StoreFixture): void {
   const t0 = () => f.clock.peek();

@@ -3,8 +3,8 @@
  * nothing. The list of methods is the issue's public contract; a method without a case fails the suite.
  */
 import { describe, expect, it } from 'vitest';
-import { type SessionStore, ValidationError } from '../../src/index.js';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { type SessionStore, ValidationError } from '../../index.js';
+import type { StoreFixture } from '../fixture.js';
 
 /** The SessionDBProvider contract, as listed in the repositories issue. */
 export const CONTRACT_METHODS = [

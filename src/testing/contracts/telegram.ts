@@ -1,7 +1,7 @@
 /** Contract: Telegram DM topic mode (spec §8, §12.7). */
 import { describe, expect, it } from 'vitest';
-import { SessionNotFoundError, TopicAlreadyLinkedError } from '../../src/index.js';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { SessionNotFoundError, TopicAlreadyLinkedError } from '../../index.js';
+import type { StoreFixture } from '../fixture.js';
 
 const CHAT = '208214988';
 

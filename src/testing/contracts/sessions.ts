@@ -1,7 +1,7 @@
 /** Contract: sessions, token counters, deletes and prunes, maintenance, meta, counts, export (spec §2, §6, §9, §12.1, §12.5). */
 import { describe, expect, it } from 'vitest';
-import { SessionNotFoundError, ValidationError } from '../../src/index.js';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { SessionNotFoundError, ValidationError } from '../../index.js';
+import type { StoreFixture } from '../fixture.js';
 
 const DAY = 86400;
 

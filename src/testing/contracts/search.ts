@@ -1,7 +1,8 @@
 /** Contract: message and session search (hermes-schema-search.md §3-§4 and §8.1's search rows). */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type StoreFixture, TestClock } from '../helpers/store-fixture.js';
+import { TestClock } from '../clock.js';
+import type { StoreFixture } from '../fixture.js';
 
 export function searchContract(f: StoreFixture): void {
   const ids = async (q: string, o: Parameters<typeof f.store.searchMessages>[1] = {}) =>

@@ -5,8 +5,8 @@
  * surfaces as a raw foreign-key error and never leaves a message without its session.
  */
 import { describe, expect, it } from 'vitest';
-import { type SessionStore, SessionNotFoundError, StoreClosedError } from '../../src/index.js';
-import type { Harness } from '../backends.js';
+import { type SessionStore, SessionNotFoundError, StoreClosedError } from '../../index.js';
+import type { ContractHarness } from '../harness.js';
 
 type Outcome<T> = { state: 'pending' } | { state: 'resolved'; value: T } | { state: 'rejected'; error: unknown };
 
@@ -23,9 +23,9 @@ function watch<T>(promise: Promise<T>): { outcome: Outcome<T> } {
 const resolvedValue = <T>(w: { outcome: Outcome<T> }): T | undefined =>
   w.outcome.state === 'resolved' ? w.outcome.value : undefined;
 
-export function settleContract(h: Harness): void {
+export function settleContract(h: ContractHarness): void {
   describe('every call settles', () => {
-    const reopenSkip = h.skips.reopen;
+    const reopenSkip = h.skips?.reopen;
 
     it(`close() settles every call already made (resolved ones written, rejected ones not) and refuses later calls${reopenSkip ? ` (rows not checked after close: ${reopenSkip})` : ''}`, async () => {
       const url = reopenSkip === undefined ? await h.freshUrl() : undefined;
@@ -132,7 +132,7 @@ export function settleContract(h: Harness): void {
       }
     });
 
-    const shared = h.skips['multi-process'] === undefined;
+    const shared = h.skips?.['multi-process'] === undefined;
     it(`a delete racing appends: each append commits and goes with its session, or rejects with SessionNotFoundError${shared ? ' (appends and deletes from two stores)' : ''}`, async () => {
       const url = shared ? await h.freshUrl() : undefined;
       const appender = url ? await h.openAt(url) : await h.open();

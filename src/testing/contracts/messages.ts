@@ -1,7 +1,7 @@
 /** Contract: messages, counters, transcript replacement, conversation replay, windows (spec §3, §12.2). */
 import { describe, expect, it } from 'vitest';
-import { SessionNotFoundError, ValidationError } from '../../src/index.js';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { SessionNotFoundError, ValidationError } from '../../index.js';
+import type { StoreFixture } from '../fixture.js';
 
 const MEMORY_LEAK =
   '<memory-context>\n[System note: The following is recalled memory context, NOT new user input. Treat as informational background data.]\n\n## Honcho Context\nstale memory\n</memory-context>\n\nVisible answer';
@@ -295,19 +295,12 @@ export function messagesContract(f: StoreFixture): void {
       expect(await f.store.getMessagesAsConversation('s2')).toEqual(conversation);
     });
 
-    it('M21 is atomic: a failure part-way keeps the previous transcript', async () => {
+    it('M21 is atomic: a failure part-way keeps the previous transcript', async (ctx) => {
+      const failing = f.failingInsert;
+      if ('skip' in failing) return ctx.skip(failing.skip);
       await f.store.createSession('s1', 'cli');
       await f.store.appendMessage('s1', 'user', 'original');
-      if (f.store.dialect === 'sqlite') {
-        await f.raw(
-          "CREATE TRIGGER boom BEFORE INSERT ON messages WHEN NEW.content = 'BOOM' BEGIN SELECT RAISE(ABORT, 'boom'); END",
-        );
-      } else {
-        await f.raw(
-          "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.content = 'BOOM' THEN RAISE EXCEPTION 'boom'; END IF; RETURN NEW; END $$",
-        );
-        await f.raw('CREATE TRIGGER boom BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION boom()');
-      }
+      for (const statement of failing.install) await f.raw(statement);
       try {
         await expect(
           f.store.replaceMessages('s1', [
@@ -316,8 +309,7 @@ export function messagesContract(f: StoreFixture): void {
           ]),
         ).rejects.toThrow();
       } finally {
-        await f.raw(f.store.dialect === 'sqlite' ? 'DROP TRIGGER boom' : 'DROP TRIGGER boom ON messages');
-        if (f.store.dialect !== 'sqlite') await f.raw('DROP FUNCTION boom()');
+        for (const statement of failing.remove) await f.raw(statement);
       }
       expect((await f.store.getMessages('s1')).map((m) => m.content)).toEqual(['original']);
       expect((await f.store.getSession('s1'))!.messageCount).toBe(1);

@@ -1,7 +1,7 @@
 /** Contract: titles (spec §4, §12.3). */
 import { describe, expect, it } from 'vitest';
-import { TitleConflictError, TitleTooLongError } from '../../src/index.js';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import { TitleConflictError, TitleTooLongError } from '../../index.js';
+import type { StoreFixture } from '../fixture.js';
 
 export function titlesContract(f: StoreFixture): void {
   describe('titles', () => {

@@ -1,6 +1,6 @@
 /** Contract: the handoff state machine (spec §7, §12.6). */
 import { describe, expect, it } from 'vitest';
-import type { StoreFixture } from '../helpers/store-fixture.js';
+import type { StoreFixture } from '../fixture.js';
 
 export function handoffsContract(f: StoreFixture): void {
   describe('handoffs', () => {
