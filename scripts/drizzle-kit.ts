@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-export const DIALECTS = ['sqlite', 'pg'] as const;
+export const DIALECTS = ['sqlite', 'pg', 'mysql'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
 const require = createRequire(import.meta.url);

@@ -38,6 +38,12 @@ export function epochSecondsToTimestamptz(value: number): string {
   return `${iso.slice(0, -5)}.${String(fraction).padStart(6, '0')}Z`;
 }
 
+/** `1793491200.123456` -> `2026-11-01 00:00:00.123456`: a MySQL/MariaDB DATETIME(6) literal, in UTC. */
+export function epochSecondsToDatetime(value: number): string {
+  const iso = epochSecondsToTimestamptz(value);
+  return `${iso.slice(0, 10)} ${iso.slice(11, -1)}`;
+}
+
 const PG_TIMESTAMPTZ =
   /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?$/;
 

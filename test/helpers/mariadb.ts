@@ -1,0 +1,75 @@
+/**
+ * The MariaDB/MySQL server for the tests: MYSQL_URL (default mysql://root@127.0.0.1:3306/test) is the admin
+ * connection; each test database is a fresh `CREATE DATABASE`, dropped afterwards. Under CI=true an
+ * unreachable server fails the run; elsewhere the MySQL tests are skipped with the reason printed.
+ */
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { readMigrations } from '../../src/db/migrations.js';
+import { isCI } from '../backends.js';
+
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+export const MYSQL_MIGRATIONS = path.resolve(import.meta.dirname, '../../drizzle/mysql');
+
+const redacted = () => MYSQL_URL.replace(/:[^@/:]*@/, ':***@');
+
+/** Why the server cannot be used here, or undefined when it can. Fatal under CI=true. */
+export async function probeMysql(): Promise<string | undefined> {
+  try {
+    const c = await mysql.createConnection({ uri: MYSQL_URL, connectTimeout: 5000 });
+    await c.end();
+    return undefined;
+  } catch (error) {
+    const reason = `MySQL/MariaDB at ${redacted()} is unreachable (${(error as Error).message})`;
+    if (isCI) throw new Error(`mandatory under CI=true: ${reason}`);
+    console.warn(`skipped: ${reason}. Start it (see README) or set MYSQL_URL.`);
+    return reason;
+  }
+}
+
+export interface MysqlDatabases {
+  /** A fresh, empty database and a connection to it (utf8mb4, times as strings, as the store reads them). */
+  fresh(): Promise<mysql.Connection>;
+  /** Drop every database made, close every connection. */
+  cleanup(): Promise<void>;
+}
+
+export function mysqlDatabases(): MysqlDatabases {
+  const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
+  const made: string[] = [];
+  const open: mysql.Connection[] = [];
+  let admin: mysql.Connection | undefined;
+  return {
+    async fresh() {
+      admin ??= await mysql.createConnection({ uri: MYSQL_URL });
+      const name = `${prefix}_${made.length}`;
+      await admin.query(`CREATE DATABASE \`${name}\``);
+      made.push(name);
+      const url = new URL(MYSQL_URL);
+      url.pathname = `/${name}`;
+      const c = await mysql.createConnection({
+        uri: url.toString(),
+        charset: 'utf8mb4',
+        dateStrings: true,
+        supportBigNumbers: true,
+        bigNumberStrings: true,
+      });
+      open.push(c);
+      return c;
+    },
+    async cleanup() {
+      for (const c of open.splice(0)) await c.end();
+      if (!admin) return;
+      for (const name of made.splice(0)) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await admin.end();
+      admin = undefined;
+    },
+  };
+}
+
+/** Apply drizzle/mysql's migrations, statement by statement, as drizzle-kit wrote them. */
+export async function applyMysqlMigrations(c: mysql.Connection): Promise<void> {
+  for (const migration of readMigrations(MYSQL_MIGRATIONS)) {
+    for (const statement of migration.statements) await c.query(statement);
+  }
+}
