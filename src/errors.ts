@@ -85,7 +85,10 @@ export type MigrationErrorReason =
   | 'FOREIGN_KEY_VIOLATION'
   /** The migration files themselves are unreadable or inconsistent. */
   | 'BAD_MIGRATION_FILES'
-  /** A statement of a migration failed; the whole run was rolled back. */
+  /**
+   * A statement of a migration failed. SQLite and Postgres rolled the whole run back; on MySQL/MariaDB (no
+   * transactional DDL) the statements before it stay, recorded, and the next run resumes at the failed one.
+   */
   | 'STATEMENT_FAILED'
   /** Every migration is recorded, but search tables, columns, indexes or triggers are gone (drizzle-kit push). */
   | 'MISSING_SEARCH_STRUCTURES'

@@ -186,12 +186,14 @@ export function assertAllRecorded(local: MigrationFile[], recordedHashes: Iterab
   }
 }
 
-export function foreignDatabaseError(where: string, dialect: Dialect): MigrationError {
+export function foreignDatabaseError(where: string, dialect: Dialect | 'mysql'): MigrationError {
   const host =
     dialect === 'pg'
       ? 'An application with its own "sessions" table can host the store in another Postgres schema ' +
         "(openStore option { schema: 'hermes' })."
-      : 'An application with its own "sessions" table can keep the store in a database file of its own.';
+      : dialect === 'mysql'
+        ? 'An application with its own "sessions" table can host the store in a database of its own.'
+        : 'An application with its own "sessions" table can keep the store in a database file of its own.';
   return new MigrationError(
     'FOREIGN_DATABASE',
     `${where} already has a "sessions" table but no hermes-sessiondb migration history. ` +

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+export type MigrationDialect = 'sqlite' | 'pg' | 'mysql';
+
 export interface ExtraMigration {
   tag: string;
   /** Journal timestamp (ms). */
@@ -11,7 +13,7 @@ export interface ExtraMigration {
   sql: string;
 }
 
-export const shippedFolder = (dialect: 'sqlite' | 'pg') =>
+export const shippedFolder = (dialect: MigrationDialect) =>
   fileURLToPath(new URL(`../../drizzle/${dialect}`, import.meta.url));
 
 interface Journal {
@@ -25,12 +27,12 @@ export function readJournal(folder: string): Journal {
 }
 
 /** The newest journal timestamp shipped for a dialect. */
-export function latestWhen(dialect: 'sqlite' | 'pg'): number {
+export function latestWhen(dialect: MigrationDialect): number {
   return Math.max(...readJournal(shippedFolder(dialect)).entries.map((e) => e.when));
 }
 
 /** A copy of the shipped folder plus `extras`, journal sorted by `when`. */
-export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): string {
+export function folderWith(dialect: MigrationDialect, extras: ExtraMigration[]): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-migrations-${dialect}-`));
   fs.cpSync(shippedFolder(dialect), dir, { recursive: true });
   const journal = readJournal(dir);
@@ -50,7 +52,7 @@ export function folderWith(dialect: 'sqlite' | 'pg', extras: ExtraMigration[]): 
 }
 
 /** A copy of the shipped migrations of a dialect that stops at `lastTag`: a store as an older version left it. */
-export function folderUpTo(dialect: 'sqlite' | 'pg', lastTag: string): string {
+export function folderUpTo(dialect: MigrationDialect, lastTag: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-migrations-${dialect}-upto-`));
   fs.cpSync(shippedFolder(dialect), dir, { recursive: true });
   const journal = readJournal(dir);

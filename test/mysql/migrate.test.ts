@@ -1,0 +1,215 @@
+/**
+ * The MySQL/MariaDB migrator on the real server. DDL commits statement by statement there, so what is proven
+ * here is recovery, not rollback: a run that fails in the middle of a migration keeps what it did, says
+ * where it stopped, and the next run resumes there, running no statement twice; a statement that took effect
+ * just before its process died is accepted once; concurrent migrators queue on a named lock.
+ */
+import mysql from 'mysql2/promise';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MigrationError, StoreBusyError } from '../../src/index.js';
+import { HISTORY_TABLE, readMigrations } from '../../src/db/migrations.js';
+import {
+  MYSQL_MIGRATIONS_FOLDER,
+  MYSQL_STEPS_TABLE,
+  migrateMysql,
+  mysqlMigrationStatus,
+} from '../../src/db/mysql/migrate.js';
+import { MYSQL_URL, mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { folderWith, latestWhen } from '../helpers/migration-folders.js';
+import { spawnTs, waitForLine } from '../helpers/processes.js';
+
+const unavailable = await probeMysql();
+const shipped = readMigrations(MYSQL_MIGRATIONS_FOLDER);
+const where = 'test database';
+
+describe.skipIf(unavailable !== undefined)(
+  `MySQL migrator on MariaDB${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    const dbs = mysqlDatabases();
+    afterAll(() => dbs.cleanup());
+
+    const count = async (c: mysql.Connection, text: string) =>
+      Number(((await c.query(text))[0] as Array<{ n: unknown }>)[0]!.n);
+    const tables = async (c: mysql.Connection) =>
+      ((await c.query('SHOW TABLES'))[0] as Array<Record<string, unknown>>)
+        .map((r) => String(Object.values(r)[0]))
+        .sort();
+
+    it('applies every migration once, records each, and the next run has nothing to do', async () => {
+      const c = await dbs.fresh();
+      const first = await migrateMysql(c, { where });
+      expect(first).toEqual({ applied: shipped.map((m) => m.tag), alreadyApplied: 0, total: shipped.length });
+      expect(await tables(c)).toEqual(
+        [
+          HISTORY_TABLE,
+          MYSQL_STEPS_TABLE,
+          'messages',
+          'sessions',
+          'state_meta',
+          'telegram_dm_topic_bindings',
+          'telegram_dm_topic_mode',
+        ].sort(),
+      );
+      expect(await migrateMysql(c, { where })).toEqual({
+        applied: [],
+        alreadyApplied: shipped.length,
+        total: shipped.length,
+      });
+      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${HISTORY_TABLE}\``)).toBe(shipped.length);
+      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${MYSQL_STEPS_TABLE}\``)).toBe(0);
+      expect(await mysqlMigrationStatus(c)).toEqual({
+        applied: shipped.map((m) => m.tag),
+        pending: [],
+        unknownHashes: [],
+      });
+    });
+
+    it('16 migrators at once on a fresh database: one applies, the others wait and find it done', async () => {
+      const c = await dbs.fresh();
+      const [dbRow] = (await c.query('SELECT DATABASE() AS db'))[0] as Array<{ db: string }>;
+      const url = new URL(MYSQL_URL);
+      url.pathname = `/${dbRow!.db}`;
+      const connections = await Promise.all(
+        Array.from({ length: 16 }, () => mysql.createConnection({ uri: url.toString() })),
+      );
+      try {
+        const reports = await Promise.all(connections.map((conn) => migrateMysql(conn, { where })));
+        expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
+        expect(reports.flatMap((r) => r.applied)).toEqual(shipped.map((m) => m.tag));
+        expect(await count(c, `SELECT COUNT(*) AS n FROM \`${HISTORY_TABLE}\``)).toBe(shipped.length);
+      } finally {
+        await Promise.all(connections.map((conn) => conn.end()));
+      }
+    });
+
+    const threeSteps = (when: number) => ({
+      tag: '9000_three_steps',
+      when,
+      sql: [
+        'CREATE TABLE `extra_a` (`id` int NOT NULL)',
+        'ALTER TABLE `blocker` ADD `note` text',
+        'CREATE INDEX `idx_extra_a` ON `extra_a` (`id`)',
+      ].join(';\n--> statement-breakpoint\n'),
+    });
+
+    it('a failure in the middle of a migration: keeps what ran, says where it stopped, and the next run resumes there', async () => {
+      const c = await dbs.fresh();
+      const folder = folderWith('mysql', [threeSteps(latestWhen('mysql') + 1000)]);
+      const failed = await migrateMysql(c, { where, migrationsFolder: folder }).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(MigrationError);
+      expect((failed as MigrationError).reason).toBe('STATEMENT_FAILED');
+      expect((failed as MigrationError).message).toMatch(
+        /9000_three_steps failed at statement 2 of 3.*resume at statement 2/s,
+      );
+      // The shipped migrations are applied and recorded; of 9000, statement 1 took effect and is recorded.
+      expect((await mysqlMigrationStatus(c, folder)).pending).toEqual(['9000_three_steps']);
+      expect(await tables(c)).toContain('extra_a');
+      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${MYSQL_STEPS_TABLE}\``)).toBe(1);
+
+      // The cause is fixed; the next run resumes at statement 2 (statement 1 again would fail: the table exists).
+      await c.query('CREATE TABLE `blocker` (`id` int)');
+      expect(await migrateMysql(c, { where, migrationsFolder: folder })).toEqual({
+        applied: ['9000_three_steps'],
+        alreadyApplied: shipped.length,
+        total: shipped.length + 1,
+      });
+      const [blockerColumns] = await c.query('SHOW COLUMNS FROM `blocker`');
+      expect((blockerColumns as Array<{ Field: string }>).map((r) => r.Field)).toEqual(['id', 'note']);
+      const [index] = await c.query("SHOW INDEX FROM `extra_a` WHERE Key_name = 'idx_extra_a'");
+      expect(index).toHaveLength(1);
+      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${MYSQL_STEPS_TABLE}\``)).toBe(0);
+      expect(await mysqlMigrationStatus(c, folder)).toMatchObject({ pending: [], unknownHashes: [] });
+    });
+
+    it('a statement that took effect just before its process died (not recorded) is accepted once, as done', async () => {
+      const c = await dbs.fresh();
+      await c.query('CREATE TABLE `blocker` (`id` int)');
+      const folder = folderWith('mysql', [threeSteps(latestWhen('mysql') + 1000)]);
+      await migrateMysql(c, { where, migrationsFolder: MYSQL_MIGRATIONS_FOLDER });
+      // As if a migrator had run 9000's first statement and been killed before recording it.
+      await c.query('CREATE TABLE `extra_a` (`id` int NOT NULL)');
+      expect((await migrateMysql(c, { where, migrationsFolder: folder })).applied).toEqual(['9000_three_steps']);
+      // Only the first statement not recorded may have run: a second "already exists" is still an error.
+      const again = folderWith('mysql', [
+        threeSteps(latestWhen('mysql') + 1000),
+        {
+          tag: '9001_two_creates',
+          when: latestWhen('mysql') + 2000,
+          sql: 'CREATE TABLE `extra_b` (`id` int);\n--> statement-breakpoint\nCREATE TABLE `extra_a` (`id` int)',
+        },
+      ]);
+      const failed = await migrateMysql(c, { where, migrationsFolder: again }).catch((e: unknown) => e);
+      expect((failed as MigrationError).reason).toBe('STATEMENT_FAILED');
+      expect((failed as MigrationError).message).toMatch(/9001_two_creates failed at statement 2 of 2/);
+    });
+
+    it('a migrator killed in the middle of a migration: the next run resumes, running no recorded statement again', async () => {
+      const c = await dbs.fresh();
+      const [dbRow] = (await c.query('SELECT DATABASE() AS db'))[0] as Array<{ db: string }>;
+      const url = new URL(MYSQL_URL);
+      url.pathname = `/${dbRow!.db}`;
+      const folder = folderWith('mysql', [
+        {
+          tag: '9000_slow_middle',
+          when: latestWhen('mysql') + 1000,
+          sql: [
+            'CREATE TABLE `extra_a` (`id` int NOT NULL)',
+            'DO SLEEP(2)',
+            'CREATE INDEX `idx_extra_a` ON `extra_a` (`id`)',
+          ].join(';\n--> statement-breakpoint\n'),
+        },
+      ]);
+      const [slow] = readMigrations(folder).filter((m) => m.tag === '9000_slow_middle');
+      const worker = spawnTs('./mysql-migrate-worker.ts', [url.toString(), folder]);
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      await waitForLine(worker, (line) => line === 'migrating');
+      // Killed once 9000's first statement is recorded, while its second runs.
+      for (let waited = 0; ; waited += 20) {
+        const [done] = await c
+          .query(`SELECT COUNT(*) AS n FROM \`${MYSQL_STEPS_TABLE}\` WHERE hash = ?`, [slow!.hash])
+          .catch(() => [[{ n: 0 }]]);
+        if (Number((done as Array<{ n: unknown }>)[0]!.n) > 0) break;
+        if (waited > 60_000) throw new Error('the worker never reached 9000_slow_middle');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      worker.kill('SIGKILL');
+      await exited;
+      expect((await mysqlMigrationStatus(c, folder)).pending).toEqual(['9000_slow_middle']);
+      // The server releases the dead migrator's lock when its connection ends (after its SLEEP at the latest).
+      expect((await migrateMysql(c, { where, migrationsFolder: folder })).applied).toEqual(['9000_slow_middle']);
+      const [index] = await c.query("SHOW INDEX FROM `extra_a` WHERE Key_name = 'idx_extra_a'");
+      expect(index).toHaveLength(1);
+    }, 120_000);
+
+    it('refuses a database that has a sessions table but no history, and one migrated by a newer version', async () => {
+      const foreign = await dbs.fresh();
+      await foreign.query('CREATE TABLE `sessions` (`id` varchar(64) PRIMARY KEY)');
+      const refused = await migrateMysql(foreign, { where }).catch((e: unknown) => e);
+      expect((refused as MigrationError).reason).toBe('FOREIGN_DATABASE');
+      expect(await tables(foreign)).toEqual(['sessions']);
+
+      const newer = await dbs.fresh();
+      await migrateMysql(newer, { where });
+      await newer.query(`INSERT INTO \`${HISTORY_TABLE}\` (hash, created_at) VALUES ('f00d', 1)`);
+      const unknown = await migrateMysql(newer, { where }).catch((e: unknown) => e);
+      expect((unknown as MigrationError).reason).toBe('UNKNOWN_MIGRATIONS');
+    });
+
+    it('waits for the lock of a migrator that holds it, and gives up with StoreBusyError after lockTimeoutMs', async () => {
+      const c = await dbs.fresh();
+      const [dbRow] = (await c.query('SELECT DATABASE() AS db, SHA1(DATABASE()) AS h'))[0] as Array<{ h: string }>;
+      const holder = await mysql.createConnection({ uri: MYSQL_URL });
+      try {
+        await holder.query('SELECT GET_LOCK(?, 0)', [`hermes-sessiondb:migrate:${dbRow!.h.slice(0, 32)}`]);
+        const started = Date.now();
+        const busy = await migrateMysql(c, { where, lockTimeoutMs: 1000 }).catch((e: unknown) => e);
+        expect(busy).toBeInstanceOf(StoreBusyError);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+        expect(await tables(c)).toEqual([]);
+      } finally {
+        await holder.end();
+      }
+      expect((await migrateMysql(c, { where })).applied).toEqual(shipped.map((m) => m.tag));
+    });
+  },
+);
