@@ -43,6 +43,7 @@ describe.skipIf(unavailable !== undefined)(
         [
           HISTORY_TABLE,
           MYSQL_STEPS_TABLE,
+          'message_search',
           'messages',
           'sessions',
           'state_meta',
