@@ -49,14 +49,14 @@ const readPackageJson = () => JSON.parse(fs.readFileSync(path.join(pkg, 'package
 const shipped = (relative: string) => files.has(path.posix.normalize(relative.replace(/^\.\//, '')));
 
 describe('the packed tarball', () => {
-  it('holds the license, README, package.json, dist and both migration folders with every journal entry', () => {
+  it('holds the license, README, package.json, dist and every migration folder with every journal entry', () => {
     for (const file of ['LICENSE', 'README.md', 'package.json', 'dist/index.js', 'dist/index.d.ts']) {
       expect(files.has(file), file).toBe(true);
     }
     expect(fs.readFileSync(path.join(pkg, 'LICENSE'), 'utf8')).toMatch(
       /^MIT License\n\nCopyright \(c\) 2026 hermes-sessiondb contributors\n/,
     );
-    for (const dialect of ['pg', 'sqlite']) {
+    for (const dialect of ['pg', 'sqlite', 'mysql']) {
       const journal = JSON.parse(
         fs.readFileSync(path.join(pkg, 'drizzle', dialect, 'meta', '_journal.json'), 'utf8'),
       ) as {
