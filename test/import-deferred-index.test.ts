@@ -183,7 +183,7 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
     const store = await openStore(url);
     const triggersBefore = ftsState(file).triggers;
     const snapshot = await HermesFileSource.open(source);
-    let pages = 0;
+    let delivered = 0;
     const failing: RowSource = {
       label: snapshot.label,
       sessions: () => snapshot.sessions(),
@@ -192,9 +192,12 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       meta: () => snapshot.meta(),
       topicModes: () => snapshot.topicModes(),
       topicBindings: () => snapshot.topicBindings(),
-      messagePage: (after, limit) => {
-        if (++pages === 3) return Promise.reject(new Error('source vanished'));
-        return snapshot.messagePage(after, limit);
+      // Gone after two pages of 5,000 (the pipeline reads a page in several slices).
+      messagePage: async (after, limit) => {
+        if (delivered >= 10_000) throw new Error('source vanished');
+        const rows = await snapshot.messagePage(after, limit);
+        delivered += rows.length;
+        return rows;
       },
     };
     try {

@@ -103,7 +103,10 @@ for (const h of harnesses) {
             `[${h.name}] ${sort}: ${elapsed.toFixed(1)} ms, longest event-loop stall ${stallMs.toFixed(1)} ms`,
           );
           expect(elapsed).toBeLessThan(2000);
-          expect(stallMs).toBeLessThan(50);
+          // PGlite runs Postgres on this very thread, so each of its queries stalls the loop for as long as it
+          // runs (~25 ms here quiet, ~50 ms on a loaded runner); the other backends only decode on it. The old
+          // code stalled for seconds on every backend.
+          expect(stallMs).toBeLessThan(h.name === 'pglite' ? 150 : 50);
         },
       );
     },

@@ -8,7 +8,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SessionDbError } from '../errors.js';
 import type { RawRow } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
-import type { RowSource } from './sources.js';
+import { type RowSource, readMessagePage } from './sources.js';
 
 export interface TransferProgress {
   phase: 'sessions' | 'messages' | 'done';
@@ -74,7 +74,7 @@ async function conflicts(source: RowSource, sessions: RawRow[], store: SessionSt
   }
   for (let last = -1; found.length < limit; ) {
     await yieldToEventLoop();
-    const page = await source.messagePage(last, MESSAGE_PAGE);
+    const page = await readMessagePage(source, last, MESSAGE_PAGE);
     if (page.length === 0) break;
     last = Number(page[page.length - 1]!.id);
     for (let i = 0; i < page.length && found.length < limit; i += CHECK_CHUNK) {
@@ -230,7 +230,7 @@ export async function transferRows(
     }
     for (let last = -1; found.length < 5; ) {
       await yieldToEventLoop();
-      const page = await source.messagePage(last, MESSAGE_PAGE);
+      const page = await readMessagePage(source, last, MESSAGE_PAGE);
       if (page.length === 0) break;
       last = Number(page[page.length - 1]!.id);
       treatNul(page, 'message', nulMode, found);
@@ -275,7 +275,7 @@ export async function transferRows(
   let last = -1;
   for (;;) {
     await yieldToEventLoop();
-    const page = await source.messagePage(last, MESSAGE_PAGE);
+    const page = await readMessagePage(source, last, MESSAGE_PAGE);
     if (page.length === 0) break;
     if (nulMode === 'replace') nulReplaced += treatNul(page, 'message', 'replace', []);
     await store.imports.insertMessages(page);
