@@ -12,9 +12,9 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /**
  * String-built SQL: Drizzle's sql.raw, postgres.js unsafe, and better-sqlite3 calls (or the SQLite worker's
- * statement/script) given a template with ${…}.
+ * statement/script, or mysql2's query) given a template with ${…}.
  */
-const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script)\(\s*`[^`]*\$\{/g;
+const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script|query)\(\s*`(?:[^`\\]|\\.)*\$\{/g;
 
 const ALLOWED: Record<string, { count: number; why: string }> = {
   'db/sqlite/dialect.ts': {
@@ -30,6 +30,14 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
     why: 'runs SQL text compiled by Drizzle with its parameter array (in transactions, reads on the pool, and the append statements of sql/pg-append.ts alone or in one), and the fixed BEGIN/COMMIT/ROLLBACK',
   },
   'db/pg/migrate.ts': { count: 1, why: 'statements of the checked-in migration files' },
+  'db/mysql/migrate.ts': {
+    count: 5,
+    why: 'our own history and steps table names (constants), quoted with backticks; values travel as parameters',
+  },
+  'testing/fixture.ts': {
+    count: 1,
+    why: "the contract suite's setup statements: fixed text written in the suite's own tests, never input",
+  },
   'db/sqlite/open.ts': {
     count: 2,
     why: 'pragmas from validated options: an integer timeout and an enum synchronous level',
