@@ -68,7 +68,7 @@ export interface MigrationStatus {
 }
 
 /** The folder holding a dialect's migrations, shipped next to `src/` and `dist/`. */
-export function defaultMigrationsFolder(dialect: Dialect): string {
+export function defaultMigrationsFolder(dialect: Dialect | 'mysql'): string {
   return fileURLToPath(new URL(`../../drizzle/${dialect}`, import.meta.url));
 }
 

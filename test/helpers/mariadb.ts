@@ -3,13 +3,10 @@
  * connection; each test database is a fresh `CREATE DATABASE`, dropped afterwards. Under CI=true an
  * unreachable server fails the run; elsewhere the MySQL tests are skipped with the reason printed.
  */
-import path from 'node:path';
 import mysql from 'mysql2/promise';
-import { readMigrations } from '../../src/db/migrations.js';
 import { isCI } from '../backends.js';
 
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
-export const MYSQL_MIGRATIONS = path.resolve(import.meta.dirname, '../../drizzle/mysql');
 
 const redacted = () => MYSQL_URL.replace(/:[^@/:]*@/, ':***@');
 
@@ -65,11 +62,4 @@ export function mysqlDatabases(): MysqlDatabases {
       admin = undefined;
     },
   };
-}
-
-/** Apply drizzle/mysql's migrations, statement by statement, as drizzle-kit wrote them. */
-export async function applyMysqlMigrations(c: mysql.Connection): Promise<void> {
-  for (const migration of readMigrations(MYSQL_MIGRATIONS)) {
-    for (const statement of migration.statements) await c.query(statement);
-  }
 }

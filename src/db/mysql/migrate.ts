@@ -12,7 +12,6 @@
  *   is run again, and an "already exists" answer to it counts as done: safe, because it is only accepted
  *   for creating what the statement names.
  */
-import { fileURLToPath } from 'node:url';
 import type { Connection } from 'mysql2/promise';
 import { DatabaseError, MigrationError, StoreBusyError } from '../../errors.js';
 import {
@@ -21,6 +20,7 @@ import {
   type MigrationStatus,
   assertAllRecorded,
   assertNoUnknownMigrations,
+  defaultMigrationsFolder,
   foreignDatabaseError,
   planMigrations,
   readMigrations,
@@ -29,7 +29,8 @@ import {
 /** Statement-level progress of migrations not yet recorded as applied. */
 export const MYSQL_STEPS_TABLE = '__hermes_sessiondb_migration_steps';
 
-export const MYSQL_MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../drizzle/mysql', import.meta.url));
+/** The shipped MySQL/MariaDB migrations. */
+export const MYSQL_MIGRATIONS_FOLDER = defaultMigrationsFolder('mysql');
 
 export interface MysqlMigrateOptions {
   migrationsFolder?: string;
@@ -69,9 +70,8 @@ async function recordedHashes(c: Connection): Promise<string[]> {
   return (await rows(c, `SELECT \`hash\` FROM \`${HISTORY_TABLE}\` ORDER BY \`id\``)).map((r) => text(r.hash));
 }
 
-/** Statements of `hash` already run, by index. */
+/** Statements of `hash` already run, by index (the steps table exists: the run creates it first). */
 async function doneSteps(c: Connection, hash: string): Promise<Set<number>> {
-  if (!(await tableExists(c, MYSQL_STEPS_TABLE))) return new Set();
   const found = await rows(c, `SELECT \`step\` FROM \`${MYSQL_STEPS_TABLE}\` WHERE \`hash\` = ?`, [hash]);
   return new Set(found.map((r) => Number(r.step)));
 }
