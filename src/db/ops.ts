@@ -13,6 +13,8 @@ import { StoreClosedError } from '../errors.js';
 export type Query =
   /** `values`: each row as an array in select-list order, which skips building an object per row (long reads). */
   | { readonly mode: 'rows' | 'exec' | 'values' | 'table'; readonly sql: SQL }
+  /** `changes`: how many rows an UPDATE or DELETE matched; `inserted`: the ids an INSERT generated, ascending. */
+  | { readonly mode: 'changes' | 'inserted'; readonly sql: SQL }
   /** Independent reads whose rows are all needed: Postgres runs them side by side on the pool, SQLite in turn. */
   | { readonly mode: 'all'; readonly sqls: readonly SQL[] }
   /** Statement text with positional parameters, which only the SQLite dialect's bulkInsert yields. */
@@ -25,7 +27,7 @@ export interface Table {
   readonly rows: unknown[][];
 }
 
-/** Run a query and receive its rows (use RETURNING to learn what a write touched). */
+/** Run a query and receive its rows (a write's rows: see `changes` and `inserted`, which every dialect has). */
 export function* rows<R = Row>(query: SQL): Op<R[]> {
   return (yield { mode: 'rows', sql: query }) as R[];
 }
@@ -51,6 +53,31 @@ export function* table(query: SQL): Op<Table> {
 export function tableOfRows(found: readonly Row[]): Table {
   const first = found[0];
   return { columns: first ? Object.keys(first) : [], rows: found.map((r) => Object.values(r)) };
+}
+
+/**
+ * Run an UPDATE or DELETE and receive how many rows its WHERE matched, whether or not their values changed
+ * (SQLite's changes(), Postgres' row count, MySQL's found rows). Instead of `RETURNING`, which MariaDB's
+ * UPDATE lacks: what lets claimHandoff stay one compare-and-set on every dialect.
+ */
+export function* changes(query: SQL): Op<number> {
+  return (yield { mode: 'changes', sql: query }) as number;
+}
+
+/**
+ * Run an INSERT into a table whose `id` the database generates, and receive the generated ids in ascending
+ * order (within one statement they follow the rows' order). SQLite and Postgres add `RETURNING id`; MySQL
+ * reads the first id and the row count.
+ */
+export function* inserted(query: SQL): Op<number[]> {
+  return (yield { mode: 'inserted', sql: query }) as number[];
+}
+
+/** What SQLite appends to an `inserted` statement's text (Postgres: the same, to its SQL). */
+export const RETURNING_ID = ' RETURNING id';
+/** The ids of an `inserted` statement's RETURNING rows, ascending (int8 arrives as a string from postgres.js). */
+export function insertedIds(returned: readonly Row[]): number[] {
+  return returned.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
 /** Run independent reads at once (each on its own pooled connection where the backend has them); rows of each, in order. */

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { pySlice } from '../codecs/python-text.js';
-import { exec, first, rows } from '../db/ops.js';
+import { changes, exec, first, rows } from '../db/ops.js';
 import type { HandoffState, SessionRow } from '../types.js';
 import type { RepoContext } from './context.js';
 import { decodeSession, handoffStatusOrNull } from './rows.js';
@@ -21,11 +21,10 @@ export class HandoffRepo {
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     platform = v.validate(v.id, platform, 'platform');
     return d.write(function* () {
-      const updated = yield* rows(sql`
+      const updated = yield* changes(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'pending', handoff_platform = ${d.text(platform)}, handoff_error = NULL
-        WHERE id = ${d.text(sessionId)} AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))
-        RETURNING id`);
-      return updated.length > 0;
+        WHERE id = ${d.text(sessionId)} AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))`);
+      return updated > 0;
     });
   }
 
@@ -61,10 +60,10 @@ export class HandoffRepo {
     const { d } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     return d.write(function* () {
-      const updated = yield* rows(sql`
+      const updated = yield* changes(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'running'
-        WHERE id = ${d.text(sessionId)} AND handoff_state = 'pending' RETURNING id`);
-      return updated.length > 0;
+        WHERE id = ${d.text(sessionId)} AND handoff_state = 'pending'`);
+      return updated > 0;
     });
   }
 

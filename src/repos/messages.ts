@@ -5,7 +5,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { MessageContentInput } from '../codecs/content.js';
 import { roundToMicros } from '../codecs/time.js';
-import { type Op, exec, first, rows, values } from '../db/ops.js';
+import { type Op, changes, exec, first, inserted, rows, values } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
 import { ancestorMessages } from '../sql/lineage.js';
 import { type MessageFields, messageValues } from '../sql/messages.js';
@@ -88,20 +88,19 @@ export class MessageRepo {
         sql`INSERT INTO ${d.t.messages} (${chunk[0]!.columns}) VALUES ${sql.join(
           chunk.map((v) => v.values),
           sql`, `,
-        )} RETURNING id`,
+        )}`,
       );
     }
     return d.write(
       function* () {
-        const touched = yield* rows(sql`
+        const touched = yield* changes(sql`
         UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(toolCalls)}
-        WHERE id = ${d.text(sessionId)} RETURNING id`);
-        if (touched.length === 0) throw new SessionNotFoundError(sessionId);
+        WHERE id = ${d.text(sessionId)}`);
+        if (touched === 0) throw new SessionNotFoundError(sessionId);
         const ids: number[] = [];
-        for (const batch of batches) ids.push(...(yield* rows<{ id: unknown }>(batch)).map((r) => d.decode.int(r.id)));
-        // Ids are handed out in row order within a statement; RETURNING's order is not promised.
-        return ids.sort((a, b) => a - b);
+        for (const batch of batches) ids.push(...(yield* inserted(batch)));
+        return ids;
       },
       { lane: sessionId },
     );
@@ -141,10 +140,10 @@ export class MessageRepo {
     });
     return d.write(
       function* () {
-        const touched = yield* rows(sql`
+        const touched = yield* changes(sql`
         UPDATE ${d.t.sessions} SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
-        WHERE id = ${d.text(sessionId)} RETURNING id`);
-        if (touched.length === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
+        WHERE id = ${d.text(sessionId)}`);
+        if (touched === 0 && messages.length > 0) throw new SessionNotFoundError(sessionId);
         yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`);
         for (const batch of batches) yield* exec(batch);
       },

@@ -4,7 +4,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { isTruthy } from '../codecs/json.js';
-import { type Op, exec, first, rows, table } from '../db/ops.js';
+import { type Op, changes, exec, first, rows, table } from '../db/ops.js';
 import type { Dialect } from '../db/dialect.js';
 import type { PgNames } from '../sql/tables.js';
 import { SessionNotFoundError, ValidationError } from '../errors.js';
@@ -294,7 +294,7 @@ export class SessionRepo {
         );
         yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
         yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id IN (${ids})`);
-        return (yield* rows(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids}) RETURNING id`)).length;
+        return yield* changes(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids})`);
       });
       if (deleted === 0) return total;
       total += deleted;

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { PY_WS, pyLen } from '../codecs/python-text.js';
-import { first, rows } from '../db/ops.js';
+import { changes, first, rows } from '../db/ops.js';
 import { TitleConflictError, TitleTooLongError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
 import type { SessionRow } from '../types.js';
@@ -55,10 +55,10 @@ export class TitleRepo {
           );
           if (holder) throw new TitleConflictError(cleaned, String(holder.id));
         }
-        const updated = yield* rows(
-          sql`UPDATE ${d.t.sessions} SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)} RETURNING id`,
+        const updated = yield* changes(
+          sql`UPDATE ${d.t.sessions} SET title = ${d.text(cleaned)} WHERE id = ${d.text(sessionId)}`,
         );
-        return updated.length > 0;
+        return updated > 0;
       },
       { lane: sessionId },
     );

@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { MessageContentInput } from '../codecs/content.js';
 import { type JsonInput, isTruthy } from '../codecs/json.js';
 import type { AppendedMessage, Dialect } from '../db/dialect.js';
-import { type Op, first, rows } from '../db/ops.js';
+import { type Op, changes, inserted } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
 
 export interface MessageFields {
@@ -57,14 +57,12 @@ export function appendMessageOp(d: Dialect, m: AppendedMessage): () => Op<number
   const row = messageValues(d, m.sessionId, m.role, m.content, m, m.timestamp, true);
   return function* () {
     // On Postgres the UPDATE also locks the session row until the INSERT commits.
-    const touched = yield* rows(sql`
+    const touched = yield* changes(sql`
         UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + 1,
                             tool_call_count = COALESCE(tool_call_count, 0) + ${d.int(m.toolCallCount)}
-        WHERE id = ${d.text(m.sessionId)} RETURNING id`);
-    if (touched.length === 0) throw new SessionNotFoundError(m.sessionId);
-    const inserted = yield* first<{ id: unknown }>(
-      sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values} RETURNING id`,
-    );
-    return d.decode.int(inserted!.id);
+        WHERE id = ${d.text(m.sessionId)}`);
+    if (touched === 0) throw new SessionNotFoundError(m.sessionId);
+    const [id] = yield* inserted(sql`INSERT INTO ${d.t.messages} (${row.columns}) VALUES ${row.values}`);
+    return id!;
   };
 }

@@ -16,14 +16,14 @@ import type {
   ValueDecoders,
   WriteOptions,
 } from '../dialect.js';
-import { CallGate, type Op, exec, tableOfRows } from '../ops.js';
+import { CallGate, type Op, exec, insertedIds, tableOfRows } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import { type PgExecutor, rowsOf } from './open.js';
+import { type PgExecutor, changesOf, rowsOf } from './open.js';
 
 /** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
 export interface PgConnection extends PgExecutor {
@@ -262,6 +262,10 @@ export class PgDialect implements Dialect {
           result = executor.table
             ? await executor.table(query.sql)
             : tableOfRows(rowsOf<Record<string, unknown>>(await executor.execute(query.sql)));
+        } else if (query.mode === 'changes') {
+          result = changesOf(await executor.execute(query.sql));
+        } else if (query.mode === 'inserted') {
+          result = insertedIds(rowsOf(await executor.execute(sql`${query.sql} RETURNING id`)));
         } else if (query.mode === 'values') {
           result = executor.values
             ? await executor.values(query.sql)

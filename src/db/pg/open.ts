@@ -427,3 +427,12 @@ export function rowsOf<T>(result: unknown): T[] {
   if (result && typeof result === 'object' && 'rows' in result && Array.isArray(result.rows)) return result.rows as T[];
   throw new TypeError('unexpected query result shape');
 }
+
+/** The row count of a write, whichever driver ran it (postgres.js: the result's `count`; PGlite: `affectedRows`). */
+export function changesOf(result: unknown): number {
+  if (result && typeof result === 'object') {
+    if ('count' in result && typeof result.count === 'number') return result.count;
+    if ('affectedRows' in result && typeof result.affectedRows === 'number') return result.affectedRows;
+  }
+  throw new TypeError('unexpected write result shape: no row count');
+}

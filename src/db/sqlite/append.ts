@@ -57,9 +57,9 @@ export function appendParams(m: AppendedMessage): AppendParams {
 export function appendMessageQueries(d: Dialect, m: AppendedMessage): { bump: SQL; insert: SQL } {
   const op = appendMessageOp(d, m)();
   const bump = op.next();
-  const insert = bump.done ? bump : op.next([{ id: m.sessionId }]);
+  const insert = bump.done ? bump : op.next(1);
   op.return(0);
-  if (bump.done || insert.done || bump.value.mode !== 'rows' || insert.value.mode !== 'rows') {
+  if (bump.done || insert.done || bump.value.mode !== 'changes' || insert.value.mode !== 'inserted') {
     throw new Error('appendMessageOp no longer yields an UPDATE then an INSERT: update the SQLite hot path');
   }
   return { bump: bump.value.sql, insert: insert.value.sql };
@@ -91,10 +91,10 @@ export class SqliteAppender {
   /** Inside the write transaction: bump the counters (the existence check), insert the row, return its id. */
   run(params: AppendParams): number {
     const s = this.statements();
-    if (s.bump.get(params.toolCallCount, params.sessionId) === undefined) {
+    if (s.bump.run(params.toolCallCount, params.sessionId).changes === 0) {
       throw new SessionNotFoundError(params.sessionId);
     }
-    const id = s.insert.get(params.row) as number | bigint;
+    const id = s.insert.run(params.row).lastInsertRowid;
     return typeof id === 'bigint' ? Number(id) : id;
   }
 
@@ -102,9 +102,9 @@ export class SqliteAppender {
     if (!this.prepared) {
       const texts = this.texts();
       this.prepared = {
-        // pluck: the one column (the id) instead of a row object.
-        bump: this.client.prepare(texts.bump).pluck(),
-        insert: this.client.prepare(texts.insert).pluck(),
+        // run(): the change count and the new rowid, with no row to build.
+        bump: this.client.prepare(texts.bump),
+        insert: this.client.prepare(texts.insert),
         bumpText: texts.bump,
         insertText: texts.insert,
       };

@@ -9,7 +9,18 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, type Op, type Query, type Row, type Table, exec, execText, tableOfRows } from '../ops.js';
+import {
+  CallGate,
+  type Op,
+  type Query,
+  RETURNING_ID,
+  type Row,
+  type Table,
+  exec,
+  execText,
+  insertedIds,
+  tableOfRows,
+} from '../ops.js';
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
@@ -215,7 +226,9 @@ export class SqliteDialect implements Dialect {
       return undefined;
     }
     const { sql: text, params } = compileSqlite(query.sql);
+    if (query.mode === 'inserted') return insertedIds(this.statement(text + RETURNING_ID).all(...params) as Row[]);
     const stmt = this.statement(text);
+    if (query.mode === 'changes') return stmt.run(...params).changes;
     if (query.mode === 'values' || query.mode === 'table') {
       // Raw mode is a flag of the (cached, shared) statement: set for this call only.
       stmt.raw(true);
@@ -377,6 +390,9 @@ export class SqliteDialect implements Dialect {
     }
     if (query.mode === 'text') return worker.statement(query.text, query.params, false);
     const { sql: text, params } = compileSqlite(query.sql);
+    if (query.mode === 'inserted')
+      return insertedIds((await worker.statement(text + RETURNING_ID, params, true)) as Row[]);
+    if (query.mode === 'changes') return worker.statement(text, params, 'changes');
     if (query.mode === 'values') return worker.statement(text, params, 'values');
     if (query.mode === 'table') return tableOfRows((await worker.statement(text, params, true)) as Row[]);
     return worker.statement(text, params, query.mode === 'rows');

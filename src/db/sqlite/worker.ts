@@ -57,7 +57,8 @@ parentPort.on('message', async (m) => {
     if (m.kind === 'script') db.exec(m.text);
     else {
       const s = statement(m.text);
-      if (m.rows && s.reader) result = s.raw(m.rows === 'values').all(...m.params);
+      if (m.rows === 'changes') result = s.run(...m.params).changes;
+      else if (m.rows && s.reader) result = s.raw(m.rows === 'values').all(...m.params);
       else { s.run(...m.params); result = m.rows ? [] : undefined; }
     }
     parentPort.postMessage({ id: m.id, ok: true, result });
@@ -86,8 +87,11 @@ export interface SqliteWorkerOptions {
   synchronous: string;
 }
 
-/** What a statement answers: nothing (false), rows as objects (true), or rows as arrays of values ('values'). */
-type StatementResult = boolean | 'values';
+/**
+ * What a statement answers: nothing (false), rows as objects (true), rows as arrays of values ('values'), or
+ * the number of rows a write matched ('changes').
+ */
+type StatementResult = boolean | 'values' | 'changes';
 type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 type Message =
   | { kind: 'statement'; text: string; params: readonly unknown[]; rows: StatementResult }
@@ -154,7 +158,7 @@ export class SqliteWorker {
     });
   }
 
-  /** Run one prepared statement; rows when `rows` is set (as arrays of values when it is 'values'). */
+  /** Run one prepared statement; rows when `rows` is set (as arrays of values when it is 'values'), or its change count. */
   statement(text: string, params: readonly unknown[], rows: StatementResult): Promise<unknown> {
     return this.send({ kind: 'statement', text, params, rows });
   }
