@@ -112,7 +112,7 @@ export interface AppendedMessage {
 }
 
 export interface Dialect {
-  readonly name: 'sqlite' | 'pg';
+  readonly name: 'sqlite' | 'pg' | 'mysql';
   /** Our tables as runtime SQL names them: schema-qualified on Postgres (never through search_path), bare on SQLite. */
   readonly t: TableNames;
 
@@ -173,6 +173,25 @@ export interface Dialect {
   replayColumns(alias: string): SQL;
   /** Whether replayColumns packs the columns after role and content into one JSON array (rows.ts decodePackedReplayValues). */
   readonly replayPacked: boolean;
+  /**
+   * The tail of an INSERT for a row that is already there: on a conflict on the unique key `keys` (on any
+   * unique key with `anyKey`), the columns in `update` take the new row's values; without `update` the old row
+   * stays as it is. MySQL reacts to a conflict on any unique key, so a statement's other unique keys must be
+   * checked before it where that matters.
+   */
+  onConflict(keys: readonly string[], update?: readonly string[], anyKey?: boolean): SQL;
+  /**
+   * Whether the database keeps sessions.last_message_at and chain_last_active right itself (the SQLite and
+   * Postgres triggers of the session-activity migrations). Without it listings compute activity as Hermes does.
+   */
+  readonly maintainsActivity: boolean;
+  /** A query answering one row when our table `table` has the column `column` (a Hermes file may lack ours), none otherwise. */
+  columnExists(table: string, column: string): SQL;
+  /**
+   * A text value as the first row of a recursive walk. MySQL sizes a recursive CTE's columns by that row alone,
+   * so a literal id would cut every longer id met later ("Data too long"); the others take it as it is.
+   */
+  walkSeed(value: SQL): SQL;
   /** Hermes' LIKE: ASCII-only case-insensitive, `\` as the escape character. */
   likeAsciiCi(expr: SQL, pattern: string): SQL;
   /**

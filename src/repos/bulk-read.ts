@@ -134,7 +134,7 @@ export class BulkReadRepo {
   meta(): Promise<RawRow[]> {
     const { d } = this.ctx;
     return d.read(function* () {
-      return yield* queryRows(sql`SELECT key, value FROM ${d.t.stateMeta} ORDER BY key`);
+      return yield* queryRows(sql`SELECT "key", value FROM ${d.t.stateMeta} ORDER BY "key"`);
     });
   }
 

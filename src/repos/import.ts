@@ -193,7 +193,7 @@ export class ImportRepo {
     return d.write(function* () {
       for (const r of rows) {
         yield* exec(
-          sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ON CONFLICT (key) DO NOTHING`,
+          sql`INSERT INTO ${d.t.stateMeta} ("key", value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ${d.onConflict(['"key"'])}`,
         );
       }
     });
@@ -209,13 +209,13 @@ export class ImportRepo {
           VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.user_id))}, ${d.bool(bool(r.enabled) ?? true)}, ${d.time(num(r.activated_at) ?? 0)},
             ${d.time(num(r.updated_at) ?? 0)}, ${d.bool(bool(r.has_topics_enabled))}, ${d.bool(bool(r.allows_users_to_create_topics))},
             ${d.time(num(r.capability_checked_at))}, ${d.text(str(r.intro_message_id))}, ${d.text(str(r.pinned_message_id))})
-          ON CONFLICT (chat_id) DO NOTHING`);
+          ${d.onConflict(['chat_id'])}`);
       }
       for (const r of bindings) {
         yield* exec(sql`INSERT INTO ${d.t.telegramDmTopicBindings} (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
           VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.thread_id))}, ${d.text(str(r.user_id))}, ${d.text(str(r.session_key))},
             ${d.text(str(r.session_id))}, ${d.text(str(r.managed_mode) ?? 'auto')}, ${d.time(num(r.linked_at) ?? 0)}, ${d.time(num(r.updated_at) ?? 0)})
-          ON CONFLICT DO NOTHING`);
+          ${d.onConflict(['chat_id', 'thread_id'], [], true)}`);
       }
     });
   }

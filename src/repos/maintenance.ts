@@ -135,7 +135,7 @@ export class MaintenanceRepo {
   stats(): Promise<StoreStats> {
     const { d } = this.ctx;
     const group = (column: 'model' | 'source') => sql`
-      SELECT ${sql.raw(column)} AS key, COUNT(*) AS sessions, COALESCE(SUM(message_count), 0) AS messages,
+      SELECT ${sql.raw(column)} AS "key", COUNT(*) AS sessions, COALESCE(SUM(message_count), 0) AS messages,
         COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
         COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens, COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens,
         COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens, COALESCE(SUM(estimated_cost_usd), 0) AS estimated_cost_usd,

@@ -8,8 +8,9 @@ import * as v from '../validation.js';
 /** Upsert one key; usable inside another repository's write. */
 export function setMetaOp(d: Dialect, key: string, value: string | null): () => Op<void> {
   return function* () {
-    yield* exec(sql`INSERT INTO ${d.t.stateMeta} (key, value) VALUES (${d.text(key)}, ${d.text(value)})
-                    ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+    // "key" quoted: a reserved word in MySQL.
+    yield* exec(sql`INSERT INTO ${d.t.stateMeta} ("key", value) VALUES (${d.text(key)}, ${d.text(value)})
+                    ${d.onConflict(['"key"'], ['value'])}`);
   };
 }
 
@@ -19,7 +20,9 @@ export class MetaRepo {
   get(key: string): Promise<string | null> {
     const { d } = this.ctx;
     return d.read(function* () {
-      const row = yield* first<{ value: unknown }>(sql`SELECT value FROM ${d.t.stateMeta} WHERE key = ${d.text(key)}`);
+      const row = yield* first<{ value: unknown }>(
+        sql`SELECT value FROM ${d.t.stateMeta} WHERE "key" = ${d.text(key)}`,
+      );
       return row?.value === null || row?.value === undefined ? null : String(row.value);
     });
   }

@@ -5,8 +5,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { isTruthy } from '../codecs/json.js';
 import { type Op, changes, exec, first, rows, table } from '../db/ops.js';
-import type { Dialect } from '../db/dialect.js';
-import type { PgNames } from '../sql/tables.js';
 import { SessionNotFoundError, ValidationError } from '../errors.js';
 import { escapeLike } from '../sql/like.js';
 import { listingQuery, rootsAndBranches, richColumns, tipsQuery, whereAll } from '../sql/listing.js';
@@ -60,9 +58,6 @@ const PRUNE_BATCH_SESSIONS = 500;
 const PRUNE_BATCH_MESSAGES = 1000;
 
 /** The sessions table as a regclass literal (Postgres: schema-qualified). */
-const sessionsRelation = (d: Dialect): string =>
-  'qualifiedText' in d.t ? (d.t as PgNames).qualifiedText('sessions') : 'sessions';
-
 export class SessionRepo {
   // The listing finds compression tips in its own statement now; the lineage parameter stays for existing callers.
   constructor(
@@ -102,7 +97,7 @@ export class SessionRepo {
         INSERT INTO ${d.t.sessions} (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
         VALUES (${d.text(id)}, ${d.text(source)}, ${d.text(fields.userId)}, ${d.text(fields.model)}, ${d.json(modelConfig)},
                 ${d.freeText(fields.systemPrompt)}, ${d.text(parent)}, ${d.time(startedAt)})
-        ON CONFLICT (id) DO NOTHING`);
+        ${d.onConflict(['id'])}`);
         return id;
       },
       { lane: id },
@@ -211,7 +206,7 @@ export class SessionRepo {
       function* () {
         yield* exec(sql`
         INSERT INTO ${d.t.sessions} (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
-        ON CONFLICT (id) DO NOTHING`);
+        ${d.onConflict(['id'])}`);
         yield* exec(sql`UPDATE ${d.t.sessions} SET ${counters}, ${common} WHERE id = ${d.text(id)}`);
       },
       { lane: id },
@@ -332,13 +327,9 @@ export class SessionRepo {
     const self = this;
     const { d } = this.ctx;
     return function* () {
+      if (self.maintainedColumns === undefined && !d.maintainsActivity) self.maintainedColumns = false;
       if (self.maintainedColumns === undefined) {
-        const found = yield* rows<{ name: unknown }>(
-          d.name === 'pg'
-            ? sql`SELECT a.attname AS name FROM pg_catalog.pg_attribute a
-                  WHERE a.attrelid = ${d.text(sessionsRelation(d))}::regclass AND a.attname = 'chain_last_active' AND NOT a.attisdropped`
-            : sql`SELECT name FROM pragma_table_info('sessions') WHERE name = 'chain_last_active'`,
-        );
+        const found = yield* rows<{ name: unknown }>(d.columnExists('sessions', 'chain_last_active'));
         self.maintainedColumns = found.length > 0;
       }
       return self.maintainedColumns;

@@ -43,11 +43,17 @@ export class TelegramTopicRepo {
                                             allows_users_to_create_topics, capability_checked_at)
         VALUES (${d.text(o.chatId)}, ${d.text(o.userId)}, ${d.bool(true)}, ${d.time(now)}, ${d.time(now)},
                 ${d.bool(o.hasTopicsEnabled)}, ${d.bool(o.allowsUsersToCreateTopics)}, ${d.time(now)})
-        ON CONFLICT (chat_id) DO UPDATE SET
-          user_id = excluded.user_id, enabled = excluded.enabled, updated_at = excluded.updated_at,
-          has_topics_enabled = excluded.has_topics_enabled,
-          allows_users_to_create_topics = excluded.allows_users_to_create_topics,
-          capability_checked_at = excluded.capability_checked_at`);
+        ${d.onConflict(
+          ['chat_id'],
+          [
+            'user_id',
+            'enabled',
+            'updated_at',
+            'has_topics_enabled',
+            'allows_users_to_create_topics',
+            'capability_checked_at',
+          ],
+        )}`);
     });
   }
 
@@ -106,9 +112,7 @@ export class TelegramTopicRepo {
         INSERT INTO ${d.t.telegramDmTopicBindings} (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
         VALUES (${d.text(o.chatId)}, ${d.text(o.threadId)}, ${d.text(o.userId)}, ${d.text(o.sessionKey)}, ${d.text(o.sessionId)},
                 ${d.text(o.managedMode)}, ${d.time(now)}, ${d.time(now)})
-        ON CONFLICT (chat_id, thread_id) DO UPDATE SET
-          user_id = excluded.user_id, session_key = excluded.session_key, session_id = excluded.session_id,
-          managed_mode = excluded.managed_mode, updated_at = excluded.updated_at`);
+        ${d.onConflict(['chat_id', 'thread_id'], ['user_id', 'session_key', 'session_id', 'managed_mode', 'updated_at'])}`);
     });
   }
 

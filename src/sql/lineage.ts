@@ -32,7 +32,7 @@ export function ancestorsWalk(d: Dialect, id: string): SQL {
 export function ancestorMessages(d: Dialect, id: string, columns: SQL): SQL {
   return sql`
     WITH RECURSIVE walk(id, parent, depth) AS (
-      SELECT ${d.text(id)}, (SELECT s.parent_session_id FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}), 0
+      SELECT ${d.walkSeed(d.text(id))}, (SELECT s.parent_session_id FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}), 0
       UNION ALL
       SELECT s.id, s.parent_session_id, w.depth + 1
       FROM walk w JOIN ${d.t.sessions} s ON s.id = w.parent
@@ -55,7 +55,7 @@ export function compressionWalk(d: Dialect, id: string): SQL {
 /** The `walk(id, depth)` CTE of compressionWalk from `seed` (an id expression), for use inside other statements. */
 export function compressionWalkCte(d: Dialect, seed: SQL): SQL {
   return sql`walk(id, depth) AS (
-      SELECT ${seed}, 0
+      SELECT ${d.walkSeed(seed)}, 0
       UNION ALL
       SELECT (
         SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
@@ -70,7 +70,7 @@ export function compressionWalkCte(d: Dialect, seed: SQL): SQL {
 export function resumeWalk(d: Dialect, id: string): SQL {
   return sql`
     WITH RECURSIVE walk(id, depth) AS (
-      SELECT ${d.text(id)}, 0
+      SELECT ${d.walkSeed(d.text(id))}, 0
       UNION ALL
       SELECT (
         SELECT c.id FROM ${d.t.sessions} c WHERE c.parent_session_id = w.id

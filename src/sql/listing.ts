@@ -130,15 +130,28 @@ function tipColumns(d: Dialect, maintained: boolean): SQL {
 /**
  * The `_tip_*` columns of the compression roots `ids` whose tip is another session, with the root as `_root`: on
  * SQLite, where a second statement costs no round trip, this is cheaper than carrying the whole page through
- * listingQuery's outer join and second sort.
+ * listingQuery's outer join and second sort. All roots walk in one uncorrelated CTE (MariaDB refuses a CTE that
+ * refers to the outer row); each root's tip is compressionTipOf's: of the ids walked, the one first reached last.
  */
 export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolean): SQL {
-  return sql`SELECT r.id AS _root, ${tipColumns(d, maintained)}
-    FROM ${d.t.sessions} r JOIN ${d.t.sessions} t ON t.id = ${compressionTipOf(d, sql`r.id`)}
-    WHERE r.id IN (${sql.join(
-      ids.map((id) => d.text(id)),
-      sql`, `,
-    )}) AND t.id <> r.id`;
+  return sql`WITH RECURSIVE walk(root, id, depth) AS (
+      SELECT r.id, r.id, 0 FROM ${d.t.sessions} r WHERE r.id IN (${sql.join(
+        ids.map((id) => d.text(id)),
+        sql`, `,
+      )})
+      UNION ALL
+      SELECT w.root, (
+        SELECT c.id FROM ${d.t.sessions} p JOIN ${d.t.sessions} c ON c.parent_session_id = p.id
+        WHERE p.id = w.id AND p.end_reason = 'compression' AND c.started_at >= p.ended_at
+        ORDER BY c.started_at DESC, ${d.binary(sql`c.id`)} DESC LIMIT 1
+      ), w.depth + 1
+      FROM walk w WHERE w.id IS NOT NULL AND w.depth < ${COMPRESSION_TIP_HOPS}
+    ),
+    firsts AS (SELECT root, id, MIN(depth) AS first FROM walk WHERE id IS NOT NULL GROUP BY root, id),
+    tips AS (SELECT f.root, f.id FROM firsts f WHERE f.first = (SELECT MAX(g.first) FROM firsts g WHERE g.root = f.root))
+    SELECT tips.root AS _root, ${tipColumns(d, maintained)}
+    FROM tips JOIN ${d.t.sessions} t ON t.id = tips.id
+    WHERE tips.id <> tips.root`;
 }
 
 /**

@@ -21,6 +21,7 @@ import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
+import { standardOnConflict } from '../../sql/conflict.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, changesOf, rowsOf } from './open.js';
@@ -226,6 +227,12 @@ export class PgDialect implements Dialect {
     );
   replayColumns = (a: string) => packedReplayColumnList(a, ['content_json']);
   readonly replayPacked = true;
+  readonly maintainsActivity = true;
+  onConflict = standardOnConflict;
+  columnExists = (table: string, column: string) =>
+    sql`SELECT a.attname AS name FROM pg_catalog.pg_attribute a
+        WHERE a.attrelid = ${this.t.qualifiedText(table)}::regclass AND a.attname = ${column} AND NOT a.attisdropped`;
+  walkSeed = (value: SQL) => value;
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>
     sql`translate(${expr}, ${UPPER}::text, ${LOWER}::text) LIKE translate(${pattern}::text, ${UPPER}::text, ${LOWER}::text) ESCAPE '\\'`;

@@ -24,6 +24,7 @@ import {
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
+import { standardOnConflict } from '../../sql/conflict.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
@@ -165,6 +166,11 @@ export class SqliteDialect implements Dialect {
     );
   replayColumns = (a: string) => replayColumnList(a);
   readonly replayPacked = false;
+  readonly maintainsActivity = true;
+  onConflict = standardOnConflict;
+  columnExists = (table: string, column: string) =>
+    sql`SELECT name FROM pragma_table_info(${table}) WHERE name = ${column}`;
+  walkSeed = (value: SQL) => value;
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   binary = (expr: SQL) => expr;
