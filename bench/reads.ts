@@ -155,6 +155,7 @@ async function pgliteReads(dir: string): Promise<BenchRow[]> {
   const store = await openStore(`pglite:${path.join(dir, 'reads-pglite')}`);
   await fill(store);
   // The store's own PGlite instance (one per data directory): the raw queries go straight to it.
+  if (store.dialect !== 'pg') throw new Error('expected a PGlite store');
   const client = (store.backend.db as unknown as { $client: import('@electric-sql/pglite').PGlite }).$client;
   const arrays = { rowMode: 'array' } as const;
   try {

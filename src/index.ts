@@ -95,6 +95,7 @@ export {
 export type { Backend, DriverName } from './db/backend.js';
 export { SqliteBackend, type SqliteDb, type SqliteSchema } from './db/sqlite/backend.js';
 export { PgBackend } from './db/pg/backend.js';
+export { MysqlBackend } from './db/mysql/backend.js';
 export type { PgDb, PgSchema } from './db/pg/open.js';
 export type { Dialect, MigrationReport, MigrationStatus } from './db/migrations.js';
 export { migrationsFolder } from './migrations-folder.js';

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { nowEpochSeconds } from './codecs/time.js';
 import { defaultMigrationsFolder } from './db/migrations.js';
 import { assertHoldsStore, assertLocationExists } from './db/must-exist.js';
+import type { MysqlBackend } from './db/mysql/backend.js';
 import { PgBackend } from './db/pg/backend.js';
 import { PgDialect } from './db/pg/dialect.js';
 import { type OpenedPg, adoptPostgres, openPostgres } from './db/pg/open.js';
@@ -158,8 +159,32 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
   if (opts.mustExist && location) assertLocationExists(location);
 
   let store: AnySessionStore;
-  let backend: SqliteBackend | PgBackend;
-  if (location?.backend === 'sqlite' || classified.kind === 'sqlite') {
+  let backend: SqliteBackend | PgBackend | MysqlBackend;
+  if (location?.backend === 'mysql') {
+    if (opts.schema !== undefined)
+      throw new ValidationError(
+        'options.schema',
+        'a Postgres option; a MySQL store is one database (name it in the URL)',
+      );
+    if (opts.readonly) throw new ValidationError('options.readonly', 'an SQLite option; use a read-only MySQL user');
+    // Loaded on demand: mysql2 stays out of SQLite and Postgres users' processes.
+    const [{ openMysql }, { MysqlBackend: Backend }, { MysqlDialect }] = await Promise.all([
+      import('./db/mysql/open.js'),
+      import('./db/mysql/backend.js'),
+      import('./db/mysql/dialect.js'),
+    ]);
+    const opened = await openMysql(location.url, {
+      poolSize: opts.poolSize,
+      connectTimeoutSeconds: opts.connectTimeoutSeconds,
+    });
+    const mysql = new Backend({
+      url: redactUrl(location.url),
+      opened,
+      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('mysql'),
+    });
+    backend = mysql;
+    store = new SessionStore<'mysql'>(mysql, new MysqlDialect(opened), clock, opts.searchRankWindow);
+  } else if (location?.backend === 'sqlite' || classified.kind === 'sqlite') {
     // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
     if (opts.schema !== undefined)
       throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
@@ -258,7 +283,8 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
 
   try {
     // A server database, or a client the app passed, always "exists": the test is whether it holds a store.
-    if (opts.mustExist && (location === undefined || location.backend === 'postgres')) await assertHoldsStore(backend);
+    if (opts.mustExist && (location === undefined || location.backend === 'postgres' || location.backend === 'mysql'))
+      await assertHoldsStore(backend);
     if (backend instanceof PgBackend) await backend.checkLocale();
     if (opts.migrate && !opts.readonly) await store.migrate();
     await checkSearchStructures(backend, opts.allowMissingSearchStructures);
@@ -273,7 +299,10 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
 }
 
 /** Refuse (or, for reading a damaged store out, warn about) search structures that the migrations made and something removed. */
-async function checkSearchStructures(backend: SqliteBackend | PgBackend, allowMissing: boolean): Promise<void> {
+async function checkSearchStructures(
+  backend: SqliteBackend | PgBackend | MysqlBackend,
+  allowMissing: boolean,
+): Promise<void> {
   const missing = await backend.missingSearchStructures();
   if (missing.length === 0) return;
   const error = missingSearchStructuresError(backend.url, backend.dialect, missing);

@@ -9,6 +9,7 @@ import { CallGate } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
 import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
+import type { MysqlBackend } from './db/mysql/backend.js';
 import type { PgBackend } from './db/pg/backend.js';
 import type { SqliteBackend } from './db/sqlite/backend.js';
 import {
@@ -72,15 +73,19 @@ export type SearchSessionsOptions = Input<'searchSessionsOptions'>;
 
 export { sanitizeTitle };
 
-/** The backend behind a store of dialect D: SqliteBackend for 'sqlite', PgBackend for 'pg'. */
-export type BackendOf<D extends DialectName> = D extends 'sqlite' ? SqliteBackend : PgBackend;
+/** The backend behind a store of dialect D: SqliteBackend for 'sqlite', PgBackend for 'pg', MysqlBackend for 'mysql'. */
+export type BackendOf<D extends DialectName> = D extends 'sqlite'
+  ? SqliteBackend
+  : D extends 'mysql'
+    ? MysqlBackend
+    : PgBackend;
 
 /**
  * What openStore returns: a store whose `backend` narrows with its `dialect`
  * (`if (store.dialect === 'sqlite') store.backend.client`). `SessionStore` (no argument) is the wider type
  * both are assignable to.
  */
-export type AnySessionStore = SessionStore<'sqlite'> | SessionStore<'pg'>;
+export type AnySessionStore = SessionStore<'sqlite'> | SessionStore<'pg'> | SessionStore<'mysql'>;
 
 export class SessionStore<D extends DialectName = DialectName> {
   /** The store URL with any password redacted. */
@@ -124,7 +129,7 @@ export class SessionStore<D extends DialectName = DialectName> {
     this.bulkRead = new BulkReadRepo(ctx);
   }
 
-  /** The dialect behind this store: 'sqlite' or 'pg'. Checking it narrows `backend`. */
+  /** The dialect behind this store: 'sqlite', 'pg' or 'mysql'. Checking it narrows `backend`. */
   get dialect(): D {
     return this.backendImpl.dialect as D;
   }

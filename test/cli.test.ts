@@ -189,7 +189,7 @@ describe('CLI usage and failures', () => {
     expect((await run('prune')).code).toBe(2);
     expect((await run('prune', '--older-than', 'soon')).code).toBe(2);
     expect((await run('search', 'x', '--limit', '-3')).code).toBe(2);
-    expect((await run('search', 'x', '--db', 'mysql://h/db')).code).toBe(2);
+    expect((await run('search', 'x', '--db', 'mongodb://h/db')).code).toBe(2);
     const unreachable = await run('stats', '--db', 'postgres://alice:s3cr3t@127.0.0.1:1/app');
     expect(unreachable.code).toBe(1);
     expect(unreachable.err).toContain('postgres://alice:***@127.0.0.1:1/app');

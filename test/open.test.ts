@@ -29,7 +29,7 @@ describe('store URLs', () => {
     expect(parseStoreUrl(url)).toEqual(expected);
   });
 
-  it.each(['', '   ', 'sqlite:', 'pglite:', 'mysql://h/db', 'postgres://', 'a\0b'])(
+  it.each(['', '   ', 'sqlite:', 'pglite:', 'mongodb://h/db', 'mysql://h/', 'mysql://', 'postgres://', 'a\0b'])(
     'rejects %j with InvalidUrlError',
     (url) => {
       expect(() => parseStoreUrl(url)).toThrow(InvalidUrlError);

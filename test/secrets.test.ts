@@ -86,7 +86,9 @@ const FORMS: Record<string, UrlForm> = {
   'no slashes': (pw, host) => `postgres:app:${pw}@${host}/db`,
   'leading space': (pw, host) => ` postgres://app:${pw}@${host}/db`,
   'sqlite: prefix': (pw, host) => `sqlite:postgres://app:${pw}@${host}/db`,
-  'other scheme': (pw, host) => `mysql://app:${pw}@${host}/db`,
+  'other scheme': (pw, host) => `mongodb://app:${pw}@${host}/db`,
+  'mysql userinfo': (pw, host) => `mysql://app:${pw}@${host}/db`,
+  'mariadb userinfo': (pw, host) => `mariadb://app:${pw}@${host}/db`,
 };
 
 /** Every string reachable from an error: message, stack, fields, cause chain, nested errors, and how Node prints it. */

@@ -5,7 +5,7 @@
 import type { SchemaInfo } from './introspect.js';
 import type { Dialect, MigrationReport, MigrationStatus } from './migrations.js';
 
-export type DriverName = 'better-sqlite3' | 'postgres' | 'pglite';
+export type DriverName = 'better-sqlite3' | 'postgres' | 'pglite' | 'mysql2';
 
 export interface Backend {
   readonly dialect: Dialect;

@@ -57,6 +57,8 @@ export interface SearchStatements {
    * TypeScript, a few rows at a time).
    */
   readonly pageTextChunk: number;
+  /** Set on a dialect whose message search is not built yet: why every statement below refuses. */
+  readonly unavailable?: string;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */
   like(tokens: string[], where: SQL | null, limit: number, offset: number): SQL;
   /** Whether message `id` matches the query (verification: sees every match, whatever the page). */

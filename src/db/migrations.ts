@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MigrationError } from '../errors.js';
 
-export type Dialect = 'sqlite' | 'pg';
+export type Dialect = 'sqlite' | 'pg' | 'mysql';
 
 /** Our migration history table (SQLite: in `main`; Postgres: see pgHistoryLocation). */
 export const HISTORY_TABLE = '__hermes_sessiondb_migrations';
@@ -68,7 +68,7 @@ export interface MigrationStatus {
 }
 
 /** The folder holding a dialect's migrations, shipped next to `src/` and `dist/`. */
-export function defaultMigrationsFolder(dialect: Dialect | 'mysql'): string {
+export function defaultMigrationsFolder(dialect: Dialect): string {
   return fileURLToPath(new URL(`../../drizzle/${dialect}`, import.meta.url));
 }
 
@@ -186,7 +186,7 @@ export function assertAllRecorded(local: MigrationFile[], recordedHashes: Iterab
   }
 }
 
-export function foreignDatabaseError(where: string, dialect: Dialect | 'mysql'): MigrationError {
+export function foreignDatabaseError(where: string, dialect: Dialect): MigrationError {
   const host =
     dialect === 'pg'
       ? 'An application with its own "sessions" table can host the store in another Postgres schema ' +

@@ -14,7 +14,7 @@ const PG_DATA_DIR_MARKER = 'PG_VERSION';
 
 /** Refuse, before opening, a location that opening would create: a missing file or directory, or an in-memory database. */
 export function assertLocationExists(location: StoreLocation): void {
-  if (location.backend === 'postgres') return; // checked once connected: see assertHoldsStore
+  if (location.backend === 'postgres' || location.backend === 'mysql') return; // checked once connected: see assertHoldsStore
   if (location.backend === 'sqlite') {
     // A file is checked where it is opened (sqlite/open.ts: better-sqlite3's fileMustExist, also for readonly).
     if (location.memory)

@@ -4,13 +4,15 @@
  *   sqlite:<path> | sqlite://<path> | <bare path> | :memory: | sqlite::memory:   better-sqlite3
  *   postgres://… | postgresql://…                                               postgres.js pool
  *   pglite:<dir> | pglite://<dir> | pglite:memory[:]                            embedded Postgres
+ *   mysql://… | mariadb://…                                                      mysql2 pool
  */
 import { InvalidUrlError } from '../errors.js';
 
 export type StoreLocation =
   | { backend: 'sqlite'; path: string; memory: boolean }
   | { backend: 'postgres'; url: string }
-  | { backend: 'pglite'; dataDir: string | null };
+  | { backend: 'pglite'; dataDir: string | null }
+  | { backend: 'mysql'; url: string };
 
 /** The pglite: URL forms of an in-memory instance (no data directory). */
 const IN_MEMORY_PGLITE = new Set(['memory', ':memory:', 'memory:']);
@@ -199,6 +201,21 @@ export function parseStoreUrl(url: string): StoreLocation {
     throw new InvalidUrlError(redactUrl(url), 'a Postgres URL starts with postgres:// or postgresql://');
   }
 
+  if (/^(mysql|mariadb):\/\//i.test(url)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new InvalidUrlError(
+        redactUrl(url),
+        'not a valid mysql:// URL (percent-encode any of : / @ ? # % in the user name or password)',
+      );
+    }
+    if (!parsed.hostname) throw new InvalidUrlError(redactUrl(url), 'no host');
+    if (parsed.pathname.replace(/^\//, '') === '') throw new InvalidUrlError(redactUrl(url), 'no database name');
+    return { backend: 'mysql', url };
+  }
+
   const pglite = /^pglite:(?:\/\/)?(.*)$/i.exec(url);
   if (pglite) {
     const dir = pglite[1] ?? '';
@@ -213,7 +230,7 @@ export function parseStoreUrl(url: string): StoreLocation {
   if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
     throw new InvalidUrlError(
       redactUrl(url),
-      'unsupported scheme (use sqlite:, postgres://, postgresql:// or pglite:)',
+      'unsupported scheme (use sqlite:, postgres://, postgresql://, pglite:, mysql:// or mariadb://)',
     );
   }
   const memory = path === ':memory:';

@@ -316,6 +316,11 @@ export class SearchRepo {
     return out;
   }
 
+  /** Why this store cannot search messages (a dialect whose search is not built yet), or undefined when it can. */
+  get unavailable(): string | undefined {
+    return this.ctx.d.search.unavailable;
+  }
+
   /** Whether message `id` matches `query`: what verification asks, independent of pages and ranking. */
   async matchesMessage(query: string, id: number): Promise<boolean> {
     const plan = planSearch(query);

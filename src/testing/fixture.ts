@@ -4,9 +4,9 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import type { PgBackend, SessionStore, SqliteBackend } from '../index.js';
+import type { MysqlBackend, PgBackend, SessionStore, SqliteBackend } from '../index.js';
 import { TestClock } from './clock.js';
-import type { ContractHarness, FailingInsertSql } from './harness.js';
+import type { ContractCapability, ContractHarness, FailingInsertSql } from './harness.js';
 
 export interface StoreFixture {
   readonly store: SessionStore;
@@ -15,6 +15,8 @@ export interface StoreFixture {
   raw(statement: string): Promise<void>;
   /** How this backend makes a message INSERT fail, or why it cannot. */
   readonly failingInsert: FailingInsertSql | { skip: string };
+  /** Why the backend lacks `capability` (a test then skips, naming the reason), or undefined when it has it. */
+  skipReason(capability: ContractCapability): string | undefined;
 }
 
 /** Opening a store may migrate a fresh database (a WASM Postgres boot, a remote server): beyond vitest's 10 s. */
@@ -31,6 +33,11 @@ export async function rawExec(store: SessionStore, text: string): Promise<void> 
     await pg.transaction(async (tx) => {
       await tx.execute(sql`SELECT set_config('search_path', ${`"${pg.schema}"`}, true)`);
       await tx.execute(sql.raw(text));
+    });
+  } else if (backend.dialect === 'mysql') {
+    // One statement per call (the store's connections run no multi-statement text), in ANSI mode as the store's.
+    await (backend as MysqlBackend).withConnection(async (c) => {
+      await c.query(text);
     });
   } else {
     throw new Error(
@@ -49,6 +56,16 @@ export async function emptyStore(store: SessionStore): Promise<void> {
     );
   } else if (store.dialect === 'pg') {
     await rawExec(store, `TRUNCATE ${TABLES.join(', ')} RESTART IDENTITY`);
+  } else if (store.dialect === 'mysql') {
+    // TRUNCATE restarts AUTO_INCREMENT; it refuses a table other tables reference unless checks are off.
+    await (store.backend as MysqlBackend).withConnection(async (c) => {
+      await c.query('SET foreign_key_checks = 0');
+      try {
+        for (const t of [...TABLES, 'message_search']) await c.query(`TRUNCATE TABLE ${t}`);
+      } finally {
+        await c.query('SET foreign_key_checks = 1');
+      }
+    });
   } else {
     throw new Error(`no built-in empty() for dialect ${String(store.dialect)}: give the harness empty()`);
   }
@@ -67,6 +84,12 @@ const BUILT_IN_FAILING_INSERT: Record<string, FailingInsertSql> = {
       'CREATE TRIGGER boom BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION boom()',
     ],
     remove: ['DROP TRIGGER boom ON messages', 'DROP FUNCTION boom()'],
+  },
+  mysql: {
+    install: [
+      "CREATE TRIGGER boom BEFORE INSERT ON messages FOR EACH ROW BEGIN IF NEW.content = 'BOOM' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'boom'; END IF; END",
+    ],
+    remove: ['DROP TRIGGER boom'],
   },
 };
 
@@ -90,6 +113,7 @@ export function useStore(h: ContractHarness): StoreFixture {
     },
     clock,
     raw: exec,
+    skipReason: (capability) => h.skips?.[capability],
     get failingInsert() {
       const skip = h.skips?.['failing-insert'];
       if (skip !== undefined) return { skip };

@@ -10,8 +10,10 @@ import type { OpenStoreOptions, SessionStore } from '../index.js';
  * - `multi-process`: two stores (or two processes) share one database at once.
  * - `failing-insert`: make an INSERT of one message fail on purpose (a trigger), to prove a failed call
  *   writes nothing. Built in for SQLite and Postgres; other backends give `failingInsert`.
+ * - `search`: searchMessages and searchSessions answer as Hermes' FTS5 search does. Every SessionDBProvider
+ *   must: skipping it is for a backend under construction, and the report says so next to each skipped test.
  */
-export type ContractCapability = 'reopen' | 'multi-process' | 'failing-insert';
+export type ContractCapability = 'reopen' | 'multi-process' | 'failing-insert' | 'search';
 
 /** SQL that makes inserting a message whose content is 'BOOM' fail, and SQL that undoes it. */
 export interface FailingInsertSql {

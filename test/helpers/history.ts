@@ -39,7 +39,7 @@ export async function query<T>(store: SessionStore, text: string, params: unknow
   return rowsOf<T>(await (store.backend as PgBackend).db.execute(sql.join(chunks)));
 }
 
-const tableName = (dialect: 'sqlite' | 'pg', table: 'ours' | 'legacy') =>
+const tableName = (dialect: SessionStore['dialect'], table: 'ours' | 'legacy') =>
   table === 'ours'
     ? dialect === 'pg'
       ? `"${PG_HISTORY_SCHEMA}"."${HISTORY_TABLE}"`

@@ -4,6 +4,8 @@
  * unreachable server fails the run; elsewhere the MySQL tests are skipped with the reason printed.
  */
 import mysql from 'mysql2/promise';
+import { openStore } from '../../src/index.js';
+import type { ContractHarness } from '../../src/testing/index.js';
 import { isCI } from '../backends.js';
 
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
@@ -60,6 +62,42 @@ export function mysqlDatabases(): MysqlDatabases {
       for (const name of made.splice(0)) await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await admin.end();
       admin = undefined;
+    },
+  };
+}
+
+/** The contract harness of the MariaDB/MySQL server at MYSQL_URL: a fresh database per store. */
+export async function mariadbHarness(): Promise<ContractHarness> {
+  const unavailable = await probeMysql();
+  const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
+  const created: string[] = [];
+  let admin: mysql.Connection | undefined;
+  const freshUrl = async () => {
+    admin ??= await mysql.createConnection({ uri: MYSQL_URL });
+    const name = `${prefix}_${created.length}`;
+    await admin.query(`CREATE DATABASE \`${name}\``);
+    created.push(name);
+    const url = new URL(MYSQL_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  return {
+    name: 'mariadb',
+    skips: {
+      search:
+        'MySQL/MariaDB message search is not built yet (issue 14, part d): searchMessages refuses with HSDB_MYSQL_SEARCH_UNAVAILABLE',
+    },
+    unavailable,
+    required: isCI,
+    freshUrl,
+    open: async (options) => openStore(await freshUrl(), options),
+    openAt: (url, options) => openStore(url, options),
+    cleanup: async () => {
+      if (!admin) return;
+      const client = admin;
+      admin = undefined;
+      for (const name of created.splice(0)) await client.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await client.end();
     },
   };
 }

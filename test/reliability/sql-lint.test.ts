@@ -35,8 +35,12 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
     why: 'our own history and steps table names (constants), quoted with backticks; values travel as parameters',
   },
   'testing/fixture.ts': {
-    count: 1,
-    why: "the contract suite's setup statements: fixed text written in the suite's own tests, never input",
+    count: 2,
+    why: "the contract suite's setup statements: fixed text written in the suite's own tests, never input; MySQL's TRUNCATE of our fixed table list",
+  },
+  'db/mysql/dialect.ts': {
+    count: 14,
+    why: 'dialect slots: column names, aliases and conflict keys from fixed lists, the id byte bound, bulk INSERT text with ? placeholders, OPTIMIZE of our fixed table list; values are bound as parameters',
   },
   'db/sqlite/open.ts': {
     count: 2,

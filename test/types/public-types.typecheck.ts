@@ -8,6 +8,7 @@ import {
   type HandoffStatus,
   type HermesRole,
   type MessageRow,
+  type MysqlBackend,
   type PgBackend,
   type SearchSort,
   type SessionRow,
@@ -34,16 +35,22 @@ export async function narrowing(): Promise<void> {
     store.backend.db.select().from(sqliteSchema.messages).all();
     // @ts-expect-error a SQLite store has no Postgres transaction
     void store.backend.transaction;
-  } else {
+  } else if (store.dialect === 'pg') {
     assertType<Equal<typeof store.dialect, 'pg'>>();
     const pg: PgBackend = store.backend;
     await pg.db.select().from(pgSchema.messages);
     // @ts-expect-error a Postgres store has no better-sqlite3 client
     void store.backend.client;
+  } else {
+    assertType<Equal<typeof store.dialect, 'mysql'>>();
+    const mysql: MysqlBackend = store.backend;
+    void mysql.pool;
+    // @ts-expect-error a MySQL store has no Drizzle Postgres database
+    void store.backend.db;
   }
   // Code that names SessionStore keeps compiling, and the wide type still offers the union of backends.
   const named: SessionStore = store;
-  assertType<Equal<typeof named.backend, SqliteBackend | PgBackend>>();
+  assertType<Equal<typeof named.backend, SqliteBackend | PgBackend | MysqlBackend>>();
   const sqliteOnly: SessionStore<'sqlite'> | undefined = store.dialect === 'sqlite' ? store : undefined;
   void sqliteOnly;
 }

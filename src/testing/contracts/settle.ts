@@ -26,6 +26,9 @@ const resolvedValue = <T>(w: { outcome: Outcome<T> }): T | undefined =>
 export function settleContract(h: ContractHarness): void {
   describe('every call settles', () => {
     const reopenSkip = h.skips?.reopen;
+    // Without search (a backend under construction) the searches of the mix are reads of another kind.
+    const searchOrRead = (store: SessionStore): Promise<unknown> =>
+      h.skips?.search === undefined ? store.searchMessages('hello') : store.getMessagesAsConversation('s');
 
     it(`close() settles every call already made (resolved ones written, rejected ones not) and refuses later calls${reopenSkip ? ` (rows not checked after close: ${reopenSkip})` : ''}`, async () => {
       const url = reopenSkip === undefined ? await h.freshUrl() : undefined;
@@ -38,7 +41,7 @@ export function settleContract(h: ContractHarness): void {
       const tokens = Array.from({ length: 5 }, () => watch(store.updateTokenCounts('t', { inputTokens: 1 })));
       const titles = Array.from({ length: 3 }, (_, i) => watch(store.setSessionTitle('t', `title ${i}`)));
       const creates = Array.from({ length: 5 }, (_, i) => watch(store.createSession(`new-${i}`, 'cli')));
-      const searches = Array.from({ length: 3 }, () => watch(store.searchMessages('hello')));
+      const searches = Array.from({ length: 3 }, () => watch(searchOrRead(store)));
       const reads = Array.from({ length: 3 }, () => watch(store.getMessages('s')));
       const all = [...appends, ...tokens, ...titles, ...creates, ...searches, ...reads];
 
@@ -49,7 +52,7 @@ export function settleContract(h: ContractHarness): void {
         store.appendMessage('s', 'user', 'too late'),
         store.updateTokenCounts('t', { inputTokens: 100 }),
         store.getMessages('s'),
-        store.searchMessages('hello'),
+        searchOrRead(store),
       ];
       const late = lateCalls.map((p, i) => {
         void p.catch(() => settledOrder.push(`late ${i}`));

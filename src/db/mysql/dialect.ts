@@ -1,0 +1,367 @@
+/**
+ * MySQL/MariaDB slots. The data is stored as on SQLite (content with the "\x00json:" marker, JSON as the text
+ * Hermes wrote, schema/mysql.ts), so the value slots follow SQLite's; operations run as on Postgres, awaited on
+ * pooled connections. Connections speak ANSI SQL (db/mysql/open.ts), so the repositories' statements run as
+ * written; what MySQL spells differently is here.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
+import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
+import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { parseStoredJson } from '../../codecs/json.js';
+import { pythonJsonDumps } from '../../codecs/python-json.js';
+import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
+import { DatabaseError, rethrowAsDatabaseError } from '../../errors.js';
+import { appendMessageOp } from '../../sql/messages.js';
+import { mysqlSearch } from '../../sql/mysql-search.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
+import { sqliteTableNames } from '../../sql/tables.js';
+import { MYSQL_ID_BYTES } from '../../schema/mysql.js';
+import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { CallGate, type Op, type Query, type Table, exec, execText } from '../ops.js';
+import type { OpenedMysql } from './open.js';
+
+const compiler = new DrizzleMysqlCompiler();
+
+/** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
+const bare = (value: string | number | null): SQL => value as unknown as SQL;
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+const toEpoch = (v: unknown): number => (typeof v === 'number' ? v : timestamptzToEpochSeconds(String(v)));
+
+/** Rows per bulk statement, and the text they may carry: well under the server's 16 MB max_allowed_packet. */
+const BULK_PARAMS = 30_000;
+const BULK_TEXT_CHARS = 4_000_000;
+
+/** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
+const RETRIED = new Set([1213, 1205]);
+const WRITE_ATTEMPTS = 5;
+
+const noop = () => {};
+
+export const mysqlValueDecoders: ValueDecoders = {
+  time: toEpoch,
+  timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
+  json: (v) => (typeof v === 'string' ? parseStoredJson(v) : v === null || v === undefined ? null : (v as never)),
+  int: (v) => (v === null || v === undefined ? 0 : num(v)),
+  intOrNull: (v) => (v === null || v === undefined ? null : num(v)),
+  bool: (v) => (v === null || v === undefined ? null : Boolean(num(v))),
+  content: (row) => decodeSqliteContent((row.content as string | null) ?? null),
+  freeText: (v) => (v === null || v === undefined ? null : String(v)),
+  storedContent: (row) => (row.content === null || row.content === undefined ? null : String(row.content)),
+  jsonText: (v) => (v === null || v === undefined ? null : String(v)),
+};
+
+/** Only ASCII letters fold, as in SQLite's LIKE (MySQL's LOWER() leaves binary strings alone and folds all letters of text). */
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+function asciiLower(expr: SQL): SQL {
+  let out = sql`CAST(${expr} AS BINARY)`;
+  for (const c of UPPER) out = sql`REPLACE(${out}, ${c}, ${c.toLowerCase()})`;
+  return out;
+}
+const asciiLowerText = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** The structured-content marker at the start of a content column ("\x00json:"). */
+const isStructured = (a: string) => sql.raw(`LEFT(${a}.content, 6) = CONCAT(CHAR(0), 'json:')`);
+const structuredBody = (a: string) => sql.raw(`SUBSTRING(${a}.content, 7)`);
+
+export class MysqlDialect implements Dialect {
+  readonly name = 'mysql' as const;
+  readonly t = sqliteTableNames();
+  readonly decode = mysqlValueDecoders;
+  readonly search = mysqlSearch(this.t);
+  readonly forUpdate = sql` FOR UPDATE`;
+  readonly databaseSize = sql`SELECT COALESCE(SUM(data_length + index_length), 0) AS bytes
+    FROM information_schema.TABLES WHERE table_schema = DATABASE()`;
+
+  constructor(private readonly opened: OpenedMysql) {}
+
+  text = (v: string | null | undefined) => bare(v ?? null);
+  freeText = (v: string | null | undefined) => bare(v ?? null);
+  int = (v: number | null | undefined) => bare(v ?? null);
+  real = (v: number | null | undefined) => bare(v ?? null);
+  bool = (v: boolean | null | undefined) => bare(v === null || v === undefined ? null : v ? 1 : 0);
+  time = (v: number | null | undefined) => bare(v === null || v === undefined ? null : epochSecondsToDatetime(v));
+  json = (v: unknown) => bare(v === null || v === undefined ? null : pythonJsonDumps(v));
+
+  // InnoDB moves its counter past an explicit id as the row is inserted.
+  readonly advanceMessageIds = function* (): Op<void> {};
+  *reserveMessageIds(upTo: number): Op<void> {
+    // Only an insert moves InnoDB's counter inside a transaction (ALTER TABLE … AUTO_INCREMENT would commit):
+    // a placeholder row at `upTo`, removed at once; the counter stays past it. Checks are off for it alone.
+    yield* exec(sql`SET @hsdb_fk = @@foreign_key_checks, foreign_key_checks = 0`);
+    yield* exec(
+      sql`INSERT INTO messages (id, session_id, role, timestamp) SELECT ${upTo}, '', '', '1970-01-01 00:00:00'
+        FROM DUAL WHERE ${upTo} > 0 AND NOT EXISTS (SELECT 1 FROM messages WHERE id >= ${upTo})`,
+    );
+    yield* exec(sql`DELETE FROM messages WHERE id = ${upTo} AND session_id = ''`);
+    yield* exec(sql`SET foreign_key_checks = @hsdb_fk`);
+  }
+
+  *bulkInsert(
+    table: string,
+    columns: readonly BulkColumn[],
+    rows: readonly (readonly unknown[])[],
+    onConflict: string,
+  ): Op<void> {
+    const head = `INSERT INTO ${table} (${columns.map((c) => `"${c.name}"`).join(', ')}) VALUES `;
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    const tail = this.conflictTail(onConflict, columns[0]!.name);
+    const perStatement = Math.max(1, Math.floor(BULK_PARAMS / columns.length));
+    let params: unknown[] = [];
+    let count = 0;
+    let chars = 0;
+    const flush = function* (): Op<void> {
+      if (count === 0) return;
+      yield* execText(`${head}${Array(count).fill(tuple).join(', ')}${tail}`, params);
+      params = [];
+      count = 0;
+      chars = 0;
+    };
+    for (const row of rows) {
+      for (let c = 0; c < columns.length; c++) {
+        const v = row[c] ?? null;
+        const type = columns[c]!.type;
+        if (v === null) params.push(null);
+        else if (type === 'bool') params.push(v ? 1 : 0);
+        else if (type === 'time') params.push(epochSecondsToDatetime(v as number));
+        else {
+          if (typeof v === 'string') chars += v.length;
+          params.push(v);
+        }
+      }
+      count++;
+      if (count >= perStatement || chars >= BULK_TEXT_CHARS) yield* flush();
+    }
+    yield* flush();
+  }
+
+  /** SQLite's and Postgres' ON CONFLICT … DO NOTHING tail of an import statement, as MySQL spells it. */
+  private conflictTail(onConflict: string, firstColumn: string): string {
+    if (onConflict.trim() === '') return '';
+    if (/^ON CONFLICT\b.*\bDO NOTHING$/i.test(onConflict.trim())) {
+      // A no-op update of the row already there: unlike INSERT IGNORE, every other error still fails the insert.
+      return ` ON DUPLICATE KEY UPDATE "${firstColumn}" = "${firstColumn}"`;
+    }
+    throw new TypeError(`unsupported conflict clause for MySQL: ${onConflict}`);
+  }
+
+  bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
+    this.bulkInsert('messages', columns, rows, onConflict);
+  // biome-ignore lint/correctness/useYield: nothing is deferred on MySQL
+  readonly buildDeferredChunk = function* (): Op<number | null> {
+    return null;
+  };
+  readonly bulkContent = {
+    columns: [{ name: 'content', type: 'free' }] as const,
+    values: (stored: string | null) => [stored],
+  };
+  storedJson = (column: string) => sql.raw(`"${column}"`);
+  readonly storedContentColumns = sql.raw('content');
+  contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
+    columns: sql`content`,
+    values: sql`${encodeSqliteContent(content)}`,
+  });
+  messageColumns = (a: string) =>
+    sql.raw(
+      [
+        'id',
+        'session_id',
+        'role',
+        'content',
+        'tool_call_id',
+        'tool_calls',
+        'tool_name',
+        'timestamp',
+        'token_count',
+        'finish_reason',
+        'reasoning',
+        'reasoning_content',
+        'reasoning_details',
+        'codex_reasoning_items',
+        'codex_message_items',
+      ]
+        .map((c) => `${a}.${c}`)
+        .join(', '),
+    );
+  replayColumns = (a: string) => replayColumnList(a);
+  readonly replayPacked = false;
+  onConflict = (keys: readonly string[], update: readonly string[] = []) =>
+    sql.raw(
+      update.length === 0
+        ? // A no-op update of the row already there: unlike INSERT IGNORE, every other error still fails the insert.
+          `ON DUPLICATE KEY UPDATE ${keys[0]} = ${keys[0]}`
+        : `ON DUPLICATE KEY UPDATE ${update.map((c) => `${c} = VALUES(${c})`).join(', ')}`,
+    );
+  // Not yet: a MySQL trigger cannot update the table that fired it (error 1442), so the sessions-side changes
+  // need the store's own writes (issue 14, part c). Until then listings compute activity as Hermes does.
+  readonly maintainsActivity = false;
+  columnExists = (table: string, column: string) =>
+    sql`SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${table} AND COLUMN_NAME = ${column}`;
+  walkSeed = (value: SQL) => sql`CAST(${value} AS CHAR(${sql.raw(String(MYSQL_ID_BYTES))}))`;
+  likeAsciiCi = (expr: SQL, pattern: string) =>
+    // '\\' in MySQL's string syntax is one backslash.
+    sql`${asciiLower(expr)} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`;
+  inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
+  // Compared text is binary already (schema/mysql.ts): byte order, as SQLite's BINARY collation.
+  binary = (expr: SQL) => expr;
+  /** Structured content: the text of its `type: "text"` parts, joined by spaces (contentPreviewText). */
+  previewText = (a: string) => {
+    const body = structuredBody(a);
+    return sql`CASE WHEN ${isStructured(a)} THEN
+        CASE WHEN JSON_VALID(${body}) AND JSON_TYPE(${body}) = 'ARRAY' THEN
+          COALESCE(NULLIF(TRIM((
+            SELECT GROUP_CONCAT(p.txt ORDER BY p.ord SEPARATOR ' ') FROM JSON_TABLE(${body}, '$[*]' COLUMNS (
+              ord FOR ORDINALITY, kind LONGTEXT PATH '$.type', txt LONGTEXT PATH '$.text',
+              txt_type VARCHAR(16) PATH '$.text' )) p
+            WHERE p.kind = 'text' AND JSON_TYPE(JSON_EXTRACT(${body}, CONCAT('$[', p.ord - 1, '].text'))) = 'STRING')), ''),
+            '[multimodal content]')
+        ELSE '' END
+      ELSE ${sql.raw(a)}.content END`;
+  };
+  hasContent = (a: string) => sql.raw(`${a}.content IS NOT NULL`);
+  contentLength = (a: string) =>
+    sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${isStructured(a)} THEN 1 ELSE CHAR_LENGTH(${sql.raw(a)}.content) END`;
+  contentHead = (a: string, chars: number) =>
+    sql`CASE WHEN ${isStructured(a)} THEN ${sql.raw(a)}.content ELSE LEFT(${sql.raw(a)}.content, ${chars}) END AS content`;
+
+  /** Run one query of an operation on `c`. */
+  private static async run(c: PoolConnection, query: Query, autoincLockMode: number): Promise<unknown> {
+    if (query.mode === 'all') {
+      const out: unknown[] = [];
+      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, autoincLockMode));
+      return out;
+    }
+    if (query.mode === 'text') {
+      await c.query(query.text, query.params as unknown[]);
+      return undefined;
+    }
+    const compiled = compiler.sqlToQuery(query.sql);
+    if (query.mode === 'values' || query.mode === 'table') {
+      const [found, fields] = await c.query({ sql: compiled.sql, rowsAsArray: true }, compiled.params);
+      const rows = found as unknown[][];
+      if (query.mode === 'values') return rows;
+      return { columns: (fields ?? []).map((f) => f.name), rows } satisfies Table;
+    }
+    const [result] = await c.query(compiled.sql, compiled.params);
+    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
+    if (query.mode === 'inserted') {
+      const header = result as ResultSetHeader;
+      if (header.affectedRows > 1 && autoincLockMode === 2) {
+        // Interleaved lock mode: a multi-row insert's ids need not be consecutive.
+        throw new DatabaseError(
+          'innodb_autoinc_lock_mode = 2 does not promise consecutive ids for a multi-row insert; set it to 1',
+          null,
+        );
+      }
+      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i);
+    }
+    if (query.mode === 'rows') return Array.isArray(result) ? result : [];
+    return undefined;
+  }
+
+  private async drive<T>(c: PoolConnection, op: Op<T>): Promise<T> {
+    let step = op.next();
+    while (!step.done) {
+      let result: unknown;
+      try {
+        result = await MysqlDialect.run(c, step.value, this.opened.autoincLockMode);
+      } catch (error) {
+        step = op.throw(error);
+        continue;
+      }
+      step = op.next(result);
+    }
+    return step.value;
+  }
+
+  read<T>(op: () => Op<T>): Promise<T> {
+    return this.gate.admit(async () => {
+      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      try {
+        return await this.drive(c, op()).catch(rethrowAsDatabaseError);
+      } finally {
+        c.release();
+      }
+    });
+  }
+
+  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
+    return this.gate.admit(() => {
+      const run = () => this.transaction(op).catch(rethrowAsDatabaseError);
+      const lane = options?.lane;
+      return lane === undefined ? run() : this.inLane(lane, run);
+    });
+  }
+
+  /** One transaction on a pooled connection; a deadlock victim runs again (its work was rolled back). */
+  private async transaction<T>(op: () => Op<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.opened.connection();
+      let broken = false;
+      try {
+        await c.query('START TRANSACTION');
+        const result = await this.drive(c, op());
+        await c.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await c.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        const errno = (error as { errno?: unknown }).errno;
+        if (typeof errno === 'number' && RETRIED.has(errno) && attempt < WRITE_ATTEMPTS) continue;
+        throw error;
+      } finally {
+        if (broken) c.destroy();
+        else c.release();
+      }
+    }
+  }
+
+  /** Start `run` once the lane's previous write has settled (at once when there is none). */
+  private inLane<T>(lane: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.lanes.get(lane);
+    const result = previous ? previous.then(run) : run();
+    const settled = result.then(noop, noop);
+    this.lanes.set(lane, settled);
+    void settled.then(() => {
+      if (this.lanes.get(lane) === settled) this.lanes.delete(lane);
+    });
+    return result;
+  }
+
+  appendMessage(message: AppendedMessage): Promise<number> {
+    return this.write(appendMessageOp(this, message), { lane: message.sessionId });
+  }
+
+  private readonly gate = new CallGate();
+  /** Per lane, the last write requested: it settles (never rejects) when that write has. */
+  private readonly lanes = new Map<string, Promise<void>>();
+
+  settle(): Promise<void> {
+    return this.gate.shutAndDrain();
+  }
+
+  /** A long write is an ordinary one: the server does the work, the event loop only waits. */
+  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
+    return this.write(op, options);
+  }
+
+  async close(): Promise<void> {}
+
+  async vacuum(): Promise<void> {
+    await this.gate.admit(async () => {
+      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      try {
+        for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
+          await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
+        }
+      } finally {
+        c.release();
+      }
+    });
+  }
+}
