@@ -20,6 +20,8 @@ import {
 } from '../src/index.js';
 import { previewFromRaw } from '../src/repos/rows.js';
 import { type Harness, postgresHarness, reportAvailability } from './backends.js';
+import { harnessAvailable } from '../src/testing/index.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-listing-oracle-'));
 const file = path.join(dir, 'state.db');
@@ -137,6 +139,10 @@ const targets: Array<{ name: string; open: () => Promise<SessionStore>; cleanup?
 const pg: Harness = await postgresHarness('listing_oracle');
 if (reportAvailability(pg))
   targets.push({ name: 'postgres (schema listing_oracle)', open: () => pg.open(), cleanup: () => pg.cleanup() });
+// MariaDB computes chain activity with Hermes' own CTE (its activity columns are not maintained yet).
+const mariadb = await mariadbHarness();
+if (harnessAvailable(mariadb))
+  targets.push({ name: 'mariadb', open: () => mariadb.open(), cleanup: () => mariadb.cleanup() });
 
 for (const target of targets) {
   describe(`listSessionsRich = Hermes' SQL on ~10,000 sessions [${target.name}]`, () => {

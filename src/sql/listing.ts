@@ -92,7 +92,10 @@ export function listingQuery(d: Dialect, q: ListingQuery): SQL {
 /**
  * Without maintained values: Hermes' recursive CTE over every listed session's compression chain (bounded like
  * every lineage walk: Hermes' version has no bound and never ends on a cycle). The WHERE fragment seeds the chain
- * and filters the outer rows.
+ * and filters the outer rows. Every listed session roots a chain, so the sessions are joined to chain_max (Hermes
+ * writes a LEFT JOIN the other way round): each row then meets its session by primary key, where MariaDB, which
+ * builds no index on a derived table keyed by a 3,048-byte id, compared every session with every chain (5 s at
+ * 10,000 sessions, 0.2 s this way).
  */
 function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, offset: number): SQL {
   return sql`
@@ -113,7 +116,7 @@ function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, 
       FROM chain GROUP BY root_id
     )
     SELECT ${columns}, COALESCE(cm.effective_last_active, s.started_at) AS _chain_last_active
-    FROM ${d.t.sessions} s LEFT JOIN chain_max cm ON cm.root_id = s.id
+    FROM chain_max cm JOIN ${d.t.sessions} s ON s.id = cm.root_id
     ${where}
     ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, ${d.binary(sql`s.id`)} DESC
     LIMIT ${d.int(limit)} OFFSET ${d.int(offset)}`;
