@@ -324,6 +324,82 @@ export async function pgliteWrites(n: number): Promise<BenchRow[]> {
   }
 }
 
+/**
+ * MySQL/MariaDB (MYSQL_URL, default the local server): the store against raw mysql2 doing the same work on a
+ * pooled connection (START TRANSACTION, the counter UPDATE, the INSERT, COMMIT), both with mysql2's
+ * client-side parameters as the store sends them.
+ */
+export async function mariadbWrites(adminUrl: string, n: number): Promise<{ rows: BenchRow[]; note?: string }> {
+  const mysql = await import('mysql2/promise');
+  let admin: import('mysql2/promise').Connection;
+  try {
+    admin = await mysql.createConnection({ uri: adminUrl, connectTimeout: 5000 });
+  } catch {
+    return { rows: [], note: 'MariaDB append bench skipped: server unreachable' };
+  }
+  const name = `hsdb_append_bench_${Date.now()}`;
+  await admin.query(`CREATE DATABASE \`${name}\``);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  try {
+    const store = await openStore(url.toString(), { poolSize: PG_POOL });
+    const pool = mysql.createPool({ uri: url.toString(), connectionLimit: PG_POOL, charset: 'UTF8MB4_BIN' });
+    const rows = await appendPair(
+      'mariadb',
+      'raw mysql2',
+      store,
+      async (params) => {
+        const [calls, session, role, at, content, toolCalls] = params as [
+          number,
+          string,
+          string,
+          string,
+          string,
+          string | null,
+        ];
+        const c = await pool.getConnection();
+        try {
+          await c.query('START TRANSACTION');
+          const [bumped] = await c.query(
+            'UPDATE sessions SET message_count = COALESCE(message_count, 0) + 1, tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ?',
+            [calls, session],
+          );
+          if ((bumped as { affectedRows: number }).affectedRows === 0) {
+            await c.query('ROLLBACK');
+            return [];
+          }
+          // The store's own column list and order (sql/messages.ts), NULLs included.
+          const [inserted] = await c.query(
+            `INSERT INTO messages (session_id, role, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason,
+              reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, content)
+              VALUES (?, ?, NULL, ?, NULL, ?, NULL, NULL, NULL, NULL, NULL, NULL, NULL, ?)`,
+            [session, role, toolCalls, at, content],
+          );
+          await c.query('COMMIT');
+          return [{ id: (inserted as { insertId: number }).insertId }];
+        } finally {
+          c.release();
+        }
+      },
+      n,
+      mysqlRawParams,
+    );
+    await pool.end();
+    await store.close();
+    return { rows };
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await admin.end();
+  }
+}
+
+/** The raw mysql2 append's parameters: tool-call count, session, role, time, content, tool calls. */
+function mysqlRawParams(session: string, i: number): unknown[] {
+  const calls = i % 4 === 1 ? STORED_TOOL_CALLS : null;
+  const at = new Date().toISOString().replace('T', ' ').replace('Z', '');
+  return [calls ? 1 : 0, session, i % 2 ? 'assistant' : 'user', at, text(i), calls];
+}
+
 /** The append statement's text (default schema), as the store sends it. */
 const APPEND_ONE = pgAppendStatements(pgNames()).one;
 
@@ -358,13 +434,14 @@ async function appendPair(
   store: SessionStore,
   rawSend: (params: unknown[]) => Promise<unknown[]>,
   n: number,
+  rawParams: (session: string, i: number) => unknown[] = rawAppendParams,
 ): Promise<BenchRow[]> {
   for (const who of ['s', 'raw']) {
     await store.createSession(who, 'cli');
     for (let c = 0; c < 16; c++) await store.createSession(`${who}-${c}`, 'telegram');
   }
   const rawAppend = async (session: string, i: number) => {
-    const [row] = await rawSend(rawAppendParams(session, i));
+    const [row] = await rawSend(rawParams(session, i));
     if (!row) throw new Error(`no session ${session}`);
   };
   const concurrently = async (body: (c: number, i: number) => Promise<unknown>) => {
@@ -478,8 +555,10 @@ export async function benchAppend(adminUrl: string): Promise<{ rows: BenchRow[];
   try {
     const rows = [...(await sqliteWrites(dir, 'FULL', n)), ...(await sqliteWrites(dir, 'NORMAL', n))];
     const pg = await postgresWrites(adminUrl, Math.round(n / 2));
-    rows.push(...pg.rows, ...(await pgliteWrites(Math.round(n / 2))), ...(await sqliteReads(dir)));
-    return { rows, notes: pg.note ? [pg.note] : [] };
+    rows.push(...pg.rows, ...(await pgliteWrites(Math.round(n / 2))));
+    const my = await mariadbWrites(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test', Math.round(n / 2));
+    rows.push(...my.rows, ...(await sqliteReads(dir)));
+    return { rows, notes: [pg.note, my.note].filter((note): note is string => note !== undefined) };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

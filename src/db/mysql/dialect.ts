@@ -11,8 +11,8 @@ import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.j
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import { DatabaseError, rethrowAsDatabaseError } from '../../errors.js';
-import { appendMessageOp } from '../../sql/messages.js';
+import { DatabaseError, SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
+import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import { mysqlSearch } from '../../sql/mysql-search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';
@@ -333,8 +333,29 @@ export class MysqlDialect implements Dialect {
     return result;
   }
 
+  /** One CALL (db/mysql/append.ts) in the session's lane; a deadlock victim is called again. */
   appendMessage(message: AppendedMessage): Promise<number> {
-    return this.write(appendMessageOp(this, message), { lane: message.sessionId });
+    return this.gate.admit(() => {
+      const params = mysqlAppendParams(message);
+      return this.inLane(message.sessionId, async () => {
+        for (let attempt = 1; ; attempt++) {
+          const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+          let id: number | null;
+          try {
+            const [result] = await c.query(APPEND_CALL, params);
+            id = appendedId(result);
+          } catch (error) {
+            const errno = (error as { errno?: unknown }).errno;
+            if (typeof errno === 'number' && RETRIED.has(errno) && attempt < WRITE_ATTEMPTS) continue;
+            rethrowAsDatabaseError(error);
+          } finally {
+            c.release();
+          }
+          if (id === null) throw new SessionNotFoundError(message.sessionId);
+          return id;
+        }
+      });
+    });
   }
 
   private readonly gate = new CallGate();
