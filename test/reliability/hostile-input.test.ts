@@ -9,7 +9,9 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type SessionStore, ValidationError, sanitizeTitle } from '../../src/index.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteMemoryHarness } from '../backends.js';
+import { type ContractHarness, harnessAvailable } from '../../src/testing/index.js';
+import { pgliteHarness, postgresHarness, sqliteMemoryHarness } from '../backends.js';
+import { mariadbHarness } from '../helpers/mariadb.js';
 import { emptyStore } from '../helpers/store-fixture.js';
 
 const PIECES = [
@@ -90,13 +92,21 @@ async function fingerprint(store: SessionStore) {
  * U+FEFF (a byte-order mark) from the value read back. A PGlite bug, not ours (the same values round-trip
  * on the Postgres server and on SQLite); documented in the README. On PGlite those strings are left out.
  */
-const readsBackLeadingBom = (h: Harness) => h.name !== 'pglite';
+const readsBackLeadingBom = (h: ContractHarness) => h.name !== 'pglite';
 
-const RUNS: Record<string, number> = { 'sqlite-memory': 150, pglite: 40, postgres: 80 };
+const RUNS: Record<string, number> = { 'sqlite-memory': 150, pglite: 40, postgres: 80, mariadb: 80 };
 const MB = 'x'.repeat(1024 * 1024);
 
-for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()] as Harness[]) {
-  const available = reportAvailability(h);
+const harnesses: ContractHarness[] = [
+  sqliteMemoryHarness(),
+  pgliteHarness(),
+  await postgresHarness(),
+  await mariadbHarness(),
+];
+for (const h of harnesses) {
+  const available = harnessAvailable(h);
+  // MariaDB cannot search messages yet (its harness skips the contract's search with the reason).
+  const searchSkip = h.skips?.search;
   describe.skipIf(!available)(`hostile input [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
     let store: SessionStore;
     afterAll(async () => {
@@ -166,12 +176,14 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
                 toolCalls: storedJson(toolCalls),
               });
               // A search for the stored text never errors and never changes anything.
-              const counts = await fingerprint(store);
-              expect(Array.isArray(await store.searchMessages(content))).toBe(true);
-              expect(
-                Array.isArray(await store.searchMessages(title, { roleFilter: [role], sourceFilter: [source] })),
-              ).toBe(true);
-              expect(await fingerprint(store)).toEqual(counts);
+              if (searchSkip === undefined) {
+                const counts = await fingerprint(store);
+                expect(Array.isArray(await store.searchMessages(content))).toBe(true);
+                expect(
+                  Array.isArray(await store.searchMessages(title, { roleFilter: [role], sourceFilter: [source] })),
+                ).toBe(true);
+                expect(await fingerprint(store)).toEqual(counts);
+              }
             } else {
               expect(await store.messageCount()).toBe(0);
             }
@@ -249,19 +261,27 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
       );
     }, 300_000);
 
-    it('search queries of any shape return a list (or a ValidationError for a non-string), never a database error', async () => {
-      await emptyStore(store);
-      await store.createSession('s', 'cli');
-      await store.appendMessage('s', 'user', 'it\'s a "quoted" -- comment; DROP TABLE sessions; 100% done_ok 记忆断裂');
-      await fc.assert(
-        fc.asyncProperty(hostile, async (query) => {
-          const hits = await store.searchMessages(query, { limit: 5 });
-          expect(Array.isArray(hits)).toBe(true);
-        }),
-        { numRuns: (RUNS[h.name] ?? 40) * 2 },
-      );
-      expect(await store.messageCount()).toBe(1);
-    }, 300_000);
+    it.skipIf(searchSkip !== undefined)(
+      `search queries of any shape return a list (or a ValidationError for a non-string), never a database error${searchSkip ? ` (skipped: ${searchSkip})` : ''}`,
+      async () => {
+        await emptyStore(store);
+        await store.createSession('s', 'cli');
+        await store.appendMessage(
+          's',
+          'user',
+          'it\'s a "quoted" -- comment; DROP TABLE sessions; 100% done_ok 记忆断裂',
+        );
+        await fc.assert(
+          fc.asyncProperty(hostile, async (query) => {
+            const hits = await store.searchMessages(query, { limit: 5 });
+            expect(Array.isArray(hits)).toBe(true);
+          }),
+          { numRuns: (RUNS[h.name] ?? 40) * 2 },
+        );
+        expect(await store.messageCount()).toBe(1);
+      },
+      300_000,
+    );
 
     if (h.name === 'pglite') {
       it('PGlite still drops a leading U+FEFF (when this fails, PGlite is fixed: remove the skip above)', async () => {
@@ -283,7 +303,8 @@ for (const h of [sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()
       const s = (await store.getSession('big'))!;
       expect(s.systemPrompt === big && (s.modelConfig as { prompt: string }).prompt === big).toBe(true);
       expect((await store.getMeta('big')) === big).toBe(true);
-      expect((await store.searchMessages('DROP', { limit: 1 })).map((x) => x.id)).toEqual([id]);
+      if (searchSkip === undefined)
+        expect((await store.searchMessages('DROP', { limit: 1 })).map((x) => x.id)).toEqual([id]);
     }, 120_000);
   });
 }
