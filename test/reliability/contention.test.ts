@@ -6,7 +6,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/index.js';
-import { postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
+import { type ContractHarness, harnessAvailable } from '../../src/testing/index.js';
+import { postgresHarness, sqliteFileHarness } from '../backends.js';
+import { mariadbHarness } from '../helpers/mariadb.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
 const WRITERS = 8;
@@ -76,56 +78,65 @@ describe('SQLite: 8 writer processes and 2 reader processes on one file', () => 
   }, 300_000);
 });
 
-const pg = await postgresHarness();
-const pgAvailable = reportAvailability(pg);
+// The servers: many callers over a small pool, two sessions' rows locked by everyone (MariaDB: InnoDB row
+// locks under READ COMMITTED, deadlock victims run again).
+const servers: Array<{ label: string; h: ContractHarness }> = [
+  { label: 'Postgres', h: await postgresHarness() },
+  { label: 'MariaDB', h: await mariadbHarness() },
+];
+for (const { label, h: pg } of servers) {
+  const pgAvailable = harnessAvailable(pg);
+  describe.skipIf(!pgAvailable)(
+    `${label}: 32 concurrent writers over a pool of 10${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+    () => {
+      afterAll(() => pg.cleanup());
 
-describe.skipIf(!pgAvailable)(
-  `Postgres: 32 concurrent writers over a pool of 10${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
-  () => {
-    afterAll(() => pg.cleanup());
-
-    it('lets no error escape, loses and duplicates nothing, and keeps counters equal to rows', async () => {
-      const store = await openStore(await pg.freshUrl(), { poolSize: 10 });
-      try {
-        await store.createSession('shared', 'cli');
-        for (let w = 0; w < 32; w++) await store.createSession(`writer-${w}`, 'cli');
-        const latencies: number[] = [];
-        const timed = async <T>(write: () => Promise<T>) => {
-          const started = performance.now();
-          try {
-            return await write();
-          } finally {
-            latencies.push(performance.now() - started);
+      it('lets no error escape, loses and duplicates nothing, and keeps counters equal to rows', async () => {
+        const store = await openStore(await pg.freshUrl(), { poolSize: 10 });
+        try {
+          await store.createSession('shared', 'cli');
+          for (let w = 0; w < 32; w++) await store.createSession(`writer-${w}`, 'cli');
+          const latencies: number[] = [];
+          const timed = async <T>(write: () => Promise<T>) => {
+            const started = performance.now();
+            try {
+              return await write();
+            } finally {
+              latencies.push(performance.now() - started);
+            }
+          };
+          const ids = (
+            await Promise.all(
+              Array.from({ length: 32 }, async (_, w) => {
+                const mine: number[] = [];
+                for (let i = 0; i < 40; i++) {
+                  mine.push(
+                    await timed(() => store.appendMessage(`writer-${w}`, 'user', `pg writer ${w} message ${i}`)),
+                  );
+                  mine.push(await timed(() => store.appendMessage('shared', 'assistant', `pg shared ${w}/${i}`)));
+                  if (i % 5 === 0) await timed(() => store.updateTokenCounts(`writer-${w}`, { inputTokens: 10 }));
+                  if (i % 10 === 0)
+                    await timed(() => store.setSessionTitle(`writer-${w}`, `PG writer ${w} round ${i}`));
+                }
+                return mine;
+              }),
+            )
+          ).flat();
+          console.log(
+            `[${label} contention] ${latencies.length} writes by 32 callers over 10 connections: ` +
+              `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
+          );
+          expect(new Set(ids).size).toBe(32 * 80);
+          expect((await store.getSession('shared'))!.messageCount).toBe(32 * 40);
+          expect(await store.messageCount()).toBe(32 * 80);
+          for (let w = 0; w < 32; w++) {
+            const s = (await store.getSession(`writer-${w}`))!;
+            expect([s.messageCount, s.inputTokens, s.title]).toEqual([40, 80, `PG writer ${w} round 30`]);
           }
-        };
-        const ids = (
-          await Promise.all(
-            Array.from({ length: 32 }, async (_, w) => {
-              const mine: number[] = [];
-              for (let i = 0; i < 40; i++) {
-                mine.push(await timed(() => store.appendMessage(`writer-${w}`, 'user', `pg writer ${w} message ${i}`)));
-                mine.push(await timed(() => store.appendMessage('shared', 'assistant', `pg shared ${w}/${i}`)));
-                if (i % 5 === 0) await timed(() => store.updateTokenCounts(`writer-${w}`, { inputTokens: 10 }));
-                if (i % 10 === 0) await timed(() => store.setSessionTitle(`writer-${w}`, `PG writer ${w} round ${i}`));
-              }
-              return mine;
-            }),
-          )
-        ).flat();
-        console.log(
-          `[postgres contention] ${latencies.length} writes by 32 callers over 10 connections: ` +
-            `p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
-        );
-        expect(new Set(ids).size).toBe(32 * 80);
-        expect((await store.getSession('shared'))!.messageCount).toBe(32 * 40);
-        expect(await store.messageCount()).toBe(32 * 80);
-        for (let w = 0; w < 32; w++) {
-          const s = (await store.getSession(`writer-${w}`))!;
-          expect([s.messageCount, s.inputTokens, s.title]).toEqual([40, 80, `PG writer ${w} round 30`]);
+        } finally {
+          await store.close();
         }
-      } finally {
-        await store.close();
-      }
-    }, 300_000);
-  },
-);
+      }, 300_000);
+    },
+  );
+}

@@ -7,10 +7,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConnectionError, DatabaseError, MigrationError, SessionDbError, openStore } from '../../src/index.js';
+import { harnessAvailable } from '../../src/testing/index.js';
 import { postgresHarness, reportAvailability } from '../backends.js';
+import { mariadbHarness } from '../helpers/mariadb.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-faults-'));
@@ -165,11 +168,67 @@ describe.skipIf(!pgAvailable)(
   },
 );
 
+const maria = await mariadbHarness();
+const mariaAvailable = harnessAvailable(maria);
+
+describe.skipIf(!mariaAvailable)(`MariaDB faults${mariaAvailable ? '' : ` (skipped: ${maria.unavailable})`}`, () => {
+  afterAll(() => maria.cleanup());
+
+  it('a connection killed mid-append is a DatabaseError, rolls back what the call wrote, and the next call works', async () => {
+    const url = await maria.freshUrl();
+    const store = await openStore(url, { poolSize: 2 });
+    const admin = await mysql.createConnection({ uri: url });
+    try {
+      await store.createSession('s', 'cli');
+      await store.appendMessage('s', 'user', 'before');
+      // Hold the append back at its INSERT (it has bumped the counters by then), then kill its connection.
+      await admin.query('LOCK TABLES messages WRITE, message_search WRITE');
+      const call = store.appendMessage('s', 'user', 'doomed').then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      let victim: number | undefined;
+      for (let i = 0; i < 200 && victim === undefined; i++) {
+        const [waiting] = await admin.query(
+          "SELECT ID AS id FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND STATE LIKE '%lock%'",
+        );
+        victim = (waiting as Array<{ id: number }>)[0]?.id;
+        if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(victim, 'the append never waited for the lock').toBeDefined();
+      await admin.query(`KILL CONNECTION ${Number(victim)}`);
+      const outcome = await call;
+      await admin.query('UNLOCK TABLES');
+      expect(outcome).toBeInstanceOf(DatabaseError);
+      expect((outcome as DatabaseError).code).toBe('DATABASE');
+      const session = (await store.getSession('s'))!;
+      expect(session.messageCount).toBe(1);
+      expect((await store.getMessages('s')).map((m) => m.content)).toEqual(['before']);
+      // The pool drops the dead connection: every later call works, on either of its two connections.
+      for (let i = 0; i < 4; i++) await store.appendMessage('s', 'user', `after ${i}`);
+      expect((await store.getMessages('s')).map((m) => m.content)).toEqual([
+        'before',
+        'after 0',
+        'after 1',
+        'after 2',
+        'after 3',
+      ]);
+      expect((await store.getSession('s'))!.messageCount).toBe(5);
+    } finally {
+      await admin.query('UNLOCK TABLES').catch(() => {});
+      await admin.end();
+      await store.close();
+    }
+  });
+});
+
 describe('a server that is down, or a host that does not exist', () => {
   it('is a ConnectionError naming the host and port, never the password', async () => {
     for (const [url, place] of [
       ['postgres://alice:s3cr3t-pw@127.0.0.1:1/sessions', '127.0.0.1:1'],
       ['postgresql://alice:s3cr3t-pw@no-such-host.invalid:5432/sessions', 'no-such-host.invalid'],
+      ['mysql://alice:s3cr3t-pw@127.0.0.1:1/sessions', '127.0.0.1:1'],
+      ['mariadb://alice:s3cr3t-pw@no-such-host.invalid:3306/sessions', 'no-such-host.invalid'],
     ] as const) {
       const error = await openStore(url, { connectTimeoutSeconds: 3 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
