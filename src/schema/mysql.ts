@@ -117,7 +117,9 @@ export const sessions = mysqlTable(
     foreignKey({ columns: [t.parentSessionId], foreignColumns: [t.id], name: 'sessions_parent_session_id_fk' }),
     index('idx_sessions_source').on(t.source),
     index('idx_sessions_parent').on(t.parentSessionId),
-    index('idx_sessions_started').on(sql`${t.startedAt} DESC`),
+    // Ascending, unlike SQLite's: InnoDB ends a secondary index with the primary key, so this one read backwards
+    // is (started_at DESC, id DESC), the listing's order with its tie-break, and a page needs no sort.
+    index('idx_sessions_started').on(t.startedAt),
     // A unique index admits any number of NULLs in MySQL: Hermes' partial index, without the WHERE.
     uniqueIndex('idx_sessions_title_unique').on(t.title),
     index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),

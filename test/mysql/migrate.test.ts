@@ -4,9 +4,12 @@
  * where it stopped, and the next run resumes there, running no statement twice; a statement that took effect
  * just before its process died is accepted once; concurrent migrators queue on a named lock.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MigrationError, StoreBusyError } from '../../src/index.js';
+import { MigrationError, type MysqlBackend, StoreBusyError, openStore } from '../../src/index.js';
 import { HISTORY_TABLE, readMigrations } from '../../src/db/migrations.js';
 import {
   MYSQL_MIGRATIONS_FOLDER,
@@ -14,7 +17,7 @@ import {
   migrateMysql,
   mysqlMigrationStatus,
 } from '../../src/db/mysql/migrate.js';
-import { MYSQL_URL, mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { MYSQL_URL, mariadbHarness, mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
@@ -211,6 +214,65 @@ describe.skipIf(unavailable !== undefined)(
         await holder.end();
       }
       expect((await migrateMysql(c, { where })).applied).toEqual(shipped.map((m) => m.tag));
+    });
+  },
+);
+
+describe.skipIf(unavailable !== undefined)(
+  `an upgrade of a MySQL store that holds data${unavailable ? ` (skipped: ${unavailable})` : ''}`,
+  () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-mysql-upgrade-'));
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /** The shipped folder as it stood before migration `tag`: its journal and files up to the one before. */
+    function folderBefore(tag: string): string {
+      const folder = path.join(dir, tag);
+      fs.cpSync(MYSQL_MIGRATIONS_FOLDER, folder, { recursive: true });
+      const journalFile = path.join(folder, 'meta', '_journal.json');
+      const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
+      const at = journal.entries.findIndex((e) => e.tag === tag);
+      expect(at).toBeGreaterThan(0);
+      for (const e of journal.entries.slice(at)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
+      journal.entries = journal.entries.slice(0, at);
+      fs.writeFileSync(journalFile, JSON.stringify(journal));
+      return folder;
+    }
+
+    it('0003 (idx_sessions_started ascending) keeps every row and makes the listing page read the index', async () => {
+      const h = await mariadbHarness();
+      try {
+        const url = await h.freshUrl();
+        const old = await openStore(url, { migrationsFolder: folderBefore('0003_sessions_started_ascending') });
+        for (let i = 0; i < 300; i++) {
+          await old.createSession(`s${String(i).padStart(3, '0')}`, i % 3 ? 'cli' : 'telegram');
+          await old.appendMessage(`s${String(i).padStart(3, '0')}`, 'user', `message ${i} 👋`);
+        }
+        const before = {
+          sessions: await old.listSessionsRich({ includeChildren: true, limit: -1 }),
+          messages: await old.exportAll(),
+        };
+        expect((await old.migrationStatus()).applied).not.toContain('0003_sessions_started_ascending');
+        await old.close();
+
+        const upgraded = await openStore(url);
+        try {
+          expect((await upgraded.migrationStatus()).pending).toEqual([]);
+          expect(await upgraded.listSessionsRich({ includeChildren: true, limit: -1 })).toEqual(before.sessions);
+          expect(await upgraded.exportAll()).toEqual(before.messages);
+          const plan = await (upgraded.backend as MysqlBackend).withConnection(async (c) => {
+            const [rows] = await c.query(
+              'EXPLAIN SELECT s.id FROM sessions s ORDER BY s.started_at DESC, s.id DESC LIMIT 20',
+            );
+            return rows as Array<{ key: string | null; Extra: string | null }>;
+          });
+          expect(plan[0]?.key).toBe('idx_sessions_started');
+          expect(plan[0]?.Extra ?? '').not.toMatch(/filesort/);
+        } finally {
+          await upgraded.close();
+        }
+      } finally {
+        await h.cleanup();
+      }
     });
   },
 );
