@@ -136,3 +136,26 @@ export class CallGate {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 }
+
+const noop = () => {};
+
+/**
+ * Writes with the same lane (a session id) start in the order they were requested, each once the previous one
+ * of its lane has settled; other lanes run side by side (WriteOptions.lane, on the pooled server dialects).
+ */
+export class WriteLanes {
+  /** Per lane, the last write requested: it settles (never rejects) when that write has. */
+  private readonly last = new Map<string, Promise<void>>();
+
+  /** Start `run` once the lane's previous write has settled (at once when there is none). */
+  run<T>(lane: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.last.get(lane);
+    const result = previous ? previous.then(run) : run();
+    const settled = result.then(noop, noop);
+    this.last.set(lane, settled);
+    void settled.then(() => {
+      if (this.last.get(lane) === settled) this.last.delete(lane);
+    });
+    return result;
+  }
+}

@@ -12,6 +12,7 @@ import { SqliteWorker } from '../db/sqlite/worker.js';
 import { SessionDbError } from '../errors.js';
 import { DERIVED_SESSION_COLUMNS, HERMES_SESSION_COLUMNS } from '../schema/hermes-columns.js';
 import type { RawRow } from '../repos/import.js';
+import { MESSAGE_COLUMNS } from '../sql/message-columns.js';
 import type { SessionStore } from '../store.js';
 
 export interface RowSource {
@@ -81,23 +82,7 @@ export class ImportError extends SessionDbError {
 const KNOWN: Record<string, string[]> = {
   // The derived ones are kept by triggers in a file this library wrote; the target computes its own.
   sessions: [...HERMES_SESSION_COLUMNS, ...DERIVED_SESSION_COLUMNS],
-  messages: [
-    'id',
-    'session_id',
-    'role',
-    'content',
-    'tool_call_id',
-    'tool_calls',
-    'tool_name',
-    'timestamp',
-    'token_count',
-    'finish_reason',
-    'reasoning',
-    'reasoning_content',
-    'reasoning_details',
-    'codex_reasoning_items',
-    'codex_message_items',
-  ],
+  messages: [...MESSAGE_COLUMNS],
   state_meta: ['key', 'value'],
   telegram_dm_topic_mode: [
     'chat_id',

@@ -15,10 +15,11 @@ import { DatabaseError, SessionNotFoundError, rethrowAsDatabaseError } from '../
 import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import { mysqlSearch } from '../../sql/mysql-search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
+import { messageColumnList } from '../../sql/message-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { MYSQL_ID_BYTES } from '../../schema/mysql.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, type Op, type Query, type Table, exec, execText } from '../ops.js';
+import { CallGate, WriteLanes, type Op, type Query, type Table, exec, execText } from '../ops.js';
 import type { OpenedMysql } from './open.js';
 
 const compiler = new DrizzleMysqlCompiler();
@@ -36,8 +37,6 @@ const BULK_TEXT_CHARS = 4_000_000;
 /** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
 const RETRIED = new Set([1213, 1205]);
 const WRITE_ATTEMPTS = 5;
-
-const noop = () => {};
 
 export const mysqlValueDecoders: ValueDecoders = {
   time: toEpoch,
@@ -162,28 +161,7 @@ export class MysqlDialect implements Dialect {
     columns: sql`content`,
     values: sql`${encodeSqliteContent(content)}`,
   });
-  messageColumns = (a: string) =>
-    sql.raw(
-      [
-        'id',
-        'session_id',
-        'role',
-        'content',
-        'tool_call_id',
-        'tool_calls',
-        'tool_name',
-        'timestamp',
-        'token_count',
-        'finish_reason',
-        'reasoning',
-        'reasoning_content',
-        'reasoning_details',
-        'codex_reasoning_items',
-        'codex_message_items',
-      ]
-        .map((c) => `${a}.${c}`)
-        .join(', '),
-    );
+  messageColumns = (a: string) => messageColumnList(a);
   replayColumns = (a: string) => replayColumnList(a);
   readonly replayPacked = false;
   onConflict = (keys: readonly string[], update: readonly string[] = []) =>
@@ -213,8 +191,7 @@ export class MysqlDialect implements Dialect {
         CASE WHEN JSON_VALID(${body}) AND JSON_TYPE(${body}) = 'ARRAY' THEN
           COALESCE(NULLIF(TRIM((
             SELECT GROUP_CONCAT(p.txt ORDER BY p.ord SEPARATOR ' ') FROM JSON_TABLE(${body}, '$[*]' COLUMNS (
-              ord FOR ORDINALITY, kind LONGTEXT PATH '$.type', txt LONGTEXT PATH '$.text',
-              txt_type VARCHAR(16) PATH '$.text' )) p
+              ord FOR ORDINALITY, kind LONGTEXT PATH '$.type', txt LONGTEXT PATH '$.text')) p
             WHERE p.kind = 'text' AND JSON_TYPE(JSON_EXTRACT(${body}, CONCAT('$[', p.ord - 1, '].text'))) = 'STRING')), ''),
             '[multimodal content]')
         ELSE '' END
@@ -291,7 +268,7 @@ export class MysqlDialect implements Dialect {
     return this.gate.admit(() => {
       const run = () => this.transaction(op).catch(rethrowAsDatabaseError);
       const lane = options?.lane;
-      return lane === undefined ? run() : this.inLane(lane, run);
+      return lane === undefined ? run() : this.lanes.run(lane, run);
     });
   }
 
@@ -321,23 +298,11 @@ export class MysqlDialect implements Dialect {
     }
   }
 
-  /** Start `run` once the lane's previous write has settled (at once when there is none). */
-  private inLane<T>(lane: string, run: () => Promise<T>): Promise<T> {
-    const previous = this.lanes.get(lane);
-    const result = previous ? previous.then(run) : run();
-    const settled = result.then(noop, noop);
-    this.lanes.set(lane, settled);
-    void settled.then(() => {
-      if (this.lanes.get(lane) === settled) this.lanes.delete(lane);
-    });
-    return result;
-  }
-
   /** One CALL (db/mysql/append.ts) in the session's lane; a deadlock victim is called again. */
   appendMessage(message: AppendedMessage): Promise<number> {
     return this.gate.admit(() => {
       const params = mysqlAppendParams(message);
-      return this.inLane(message.sessionId, async () => {
+      return this.lanes.run(message.sessionId, async () => {
         for (let attempt = 1; ; attempt++) {
           const c = await this.opened.connection().catch(rethrowAsDatabaseError);
           let id: number | null;
@@ -359,8 +324,7 @@ export class MysqlDialect implements Dialect {
   }
 
   private readonly gate = new CallGate();
-  /** Per lane, the last write requested: it settles (never rejects) when that write has. */
-  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly lanes = new WriteLanes();
 
   settle(): Promise<void> {
     return this.gate.shutAndDrain();

@@ -16,11 +16,12 @@ import type {
   ValueDecoders,
   WriteOptions,
 } from '../dialect.js';
-import { CallGate, type Op, exec, insertedIds, tableOfRows } from '../ops.js';
+import { CallGate, WriteLanes, type Op, exec, insertedIds, tableOfRows } from '../ops.js';
 import { pgSearch } from '../../sql/pg-search.js';
 import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
 import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
+import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
@@ -40,7 +41,6 @@ function toEpoch(v: unknown): number {
   throw new TypeError(`not a time value: ${String(v)}`);
 }
 
-const noop = () => {};
 const toNumber = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
 export const pgValueDecoders: ValueDecoders = {
@@ -201,30 +201,8 @@ export class PgDialect implements Dialect {
     return { columns: sql`content, content_json`, values: sql`${text}::text, ${json}::jsonb` };
   };
 
-  messageColumns = (a: string) =>
-    sql.raw(
-      [
-        'id',
-        'session_id',
-        'role',
-        'content',
-        'tool_call_id',
-        'tool_calls',
-        'tool_name',
-        'timestamp',
-        'token_count',
-        'finish_reason',
-        'reasoning',
-        'reasoning_content',
-        'reasoning_details',
-        'codex_reasoning_items',
-        'codex_message_items',
-        // Last, so that the columns the dialects share keep their positions (rows.ts messageRowFromValues).
-        'content_json',
-      ]
-        .map((c) => `${a}.${c}`)
-        .join(', '),
-    );
+  // content_json last, so that the columns the dialects share keep their positions (rows.ts messageRowFromValues).
+  messageColumns = (a: string) => messageColumnList(a, ['content_json']);
   replayColumns = (a: string) => packedReplayColumnList(a, ['content_json']);
   readonly replayPacked = true;
   readonly maintainsActivity = true;
@@ -303,20 +281,8 @@ export class PgDialect implements Dialect {
       const run = () =>
         this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
       const lane = options?.lane;
-      return lane === undefined ? run() : this.inLane(lane, run);
+      return lane === undefined ? run() : this.lanes.run(lane, run);
     });
-  }
-
-  /** Start `run` once the lane's previous write has settled (at once when there is none). */
-  private inLane<T>(lane: string, run: () => Promise<T>): Promise<T> {
-    const previous = this.lanes.get(lane);
-    const result = previous ? previous.then(run) : run();
-    const settled = result.then(noop, noop);
-    this.lanes.set(lane, settled);
-    void settled.then(() => {
-      if (this.lanes.get(lane) === settled) this.lanes.delete(lane);
-    });
-    return result;
   }
 
   /**
@@ -327,7 +293,7 @@ export class PgDialect implements Dialect {
   appendMessage(message: AppendedMessage): Promise<number> {
     return this.gate.admit(() => {
       const params = this.appendStatements.params(message);
-      return this.inLane(message.sessionId, async () => {
+      return this.lanes.run(message.sessionId, async () => {
         let id: unknown;
         try {
           id = await this.appendQueue.append(params);
@@ -343,8 +309,7 @@ export class PgDialect implements Dialect {
   private readonly gate = new CallGate();
   private readonly appendStatements: PgAppendStatements;
   private readonly appendQueue: AppendQueue;
-  /** Per lane, the last write requested: it settles (never rejects) when that write has. */
-  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly lanes = new WriteLanes();
 
   settle(): Promise<void> {
     return this.gate.shutAndDrain();

@@ -24,6 +24,7 @@ import {
 import { sqliteSearch } from '../../sql/fts5.js';
 import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
+import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
 import { sqliteTableNames } from '../../sql/tables.js';
 import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
@@ -142,28 +143,7 @@ export class SqliteDialect implements Dialect {
     values: sql`${encodeSqliteContent(content)}`,
   });
 
-  messageColumns = (a: string) =>
-    sql.raw(
-      [
-        'id',
-        'session_id',
-        'role',
-        'content',
-        'tool_call_id',
-        'tool_calls',
-        'tool_name',
-        'timestamp',
-        'token_count',
-        'finish_reason',
-        'reasoning',
-        'reasoning_content',
-        'reasoning_details',
-        'codex_reasoning_items',
-        'codex_message_items',
-      ]
-        .map((c) => `${a}.${c}`)
-        .join(', '),
-    );
+  messageColumns = (a: string) => messageColumnList(a);
   replayColumns = (a: string) => replayColumnList(a);
   readonly replayPacked = false;
   readonly maintainsActivity = true;
