@@ -62,7 +62,13 @@ export interface SearchStatements {
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */
   like(tokens: string[], where: SQL | null, limit: number, offset: number): SQL;
   /** Whether message `id` matches the query (verification: sees every match, whatever the page). */
-  matchesMessage(path: MatchPath, match: QueryNode, id: number): SQL;
+  matchesMessage(path: MatchPath, match: QueryNode, id: number): Op<boolean>;
+  /**
+   * Bring what word search derives from messages up to date before a search, a piece per call (MySQL: the
+   * token counts of messages written since the last search); true while more is left. Absent where the
+   * database keeps it up to date itself.
+   */
+  catchUp?(): Op<boolean>;
 }
 
 export interface ValueDecoders {

@@ -200,6 +200,7 @@ export class SearchRepo {
     } else {
       const order = searchOrder(f.sort);
       const cap = this.rankWindow;
+      await this.catchUp();
       const result = await d.read(() => d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap));
       found = result.rows;
       if (result.capped) rankedWithin = cap;
@@ -316,6 +317,14 @@ export class SearchRepo {
     return out;
   }
 
+  /** Let the dialect bring its derived search data up to date, a short write at a time. */
+  private async catchUp(): Promise<void> {
+    const { d } = this.ctx;
+    const step = d.search.catchUp;
+    if (step === undefined) return;
+    while (await d.write(() => step())) await yieldToEventLoop();
+  }
+
   /** Why this store cannot search messages (a dialect whose search is not built yet), or undefined when it can. */
   get unavailable(): string | undefined {
     return this.ctx.d.search.unavailable;
@@ -326,14 +335,11 @@ export class SearchRepo {
     const plan = planSearch(query);
     if (plan.path === 'none') return false;
     const { d } = this.ctx;
-    const found = await d.read(() =>
-      rows(
-        plan.path === 'like'
-          ? d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0)
-          : d.search.matchesMessage(plan.path, plan.match, id),
-      ),
-    );
-    return found.length > 0;
+    if (plan.path === 'like') {
+      const found = await d.read(() => rows(d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0)));
+      return found.length > 0;
+    }
+    return d.read(() => d.search.matchesMessage(plan.path, plan.match, id));
   }
 
   /** Sessions by latest activity (Hermes' search_sessions), optionally of one source. */

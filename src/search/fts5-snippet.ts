@@ -234,6 +234,46 @@ export function matchingInstances(
   return { instances, phraseSizes: list.sizes };
 }
 
+/** What FTS5 knows of one row for a query: whether it matches, bm25's phrase frequencies, and its length. */
+export interface RowEvaluation {
+  match: boolean;
+  /** Per phrase (allPhrases numbering): its instances in the row when FTS5 counts it there (see contributing()), else 0. */
+  freq: number[];
+  /** The row's length in tokens (bm25's document length). */
+  length: number;
+}
+
+/**
+ * FTS5's answer for one row, computed from its whole indexed text: for backends whose index can only narrow
+ * the candidates (MySQL's FULLTEXT, or a LIKE scan), so that what they return and how it ranks is FTS5's.
+ */
+export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): RowEvaluation {
+  const q = compile(root, mode);
+  const texts: string[] = [];
+  const sc = scanner(text, mode);
+  while (sc.next()) texts.push(sc.text);
+  const positions = new Map<number, number>();
+  const count = (p: CompiledPhrase) => {
+    let n = positions.get(p.index);
+    if (n === undefined) {
+      n = phrasePositions(p, texts, null).length;
+      positions.set(p.index, n);
+    }
+    return n;
+  };
+  const { match, phrases } = evaluate(q, (p) => count(p) > 0);
+  const freq = q.phrases.map((p) => (match && phrases.has(p.index) ? count(p) : 0));
+  return { match, freq, length: texts.length };
+}
+
+/** The number of tokens `mode`'s tokenizer makes of `text` (bm25's document length for 'words'). */
+export function tokenCount(text: string, mode: QueryMode = 'words'): number {
+  const sc = scanner(text, mode);
+  let n = 0;
+  while (sc.next()) n++;
+  return n;
+}
+
 // --- the algorithm -----------------------------------------------------------------------------------------
 
 /**

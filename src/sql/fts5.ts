@@ -71,9 +71,12 @@ export const sqliteSearch: SearchStatements = {
         sql`, `,
       )})`;
   },
-  matchesMessage: (path, match, id) => {
+  *matchesMessage(path, match, id) {
     const fts = TABLES[path];
-    return sql`SELECT 1 AS hit FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid = ${id}`;
+    const found = yield* rows(
+      sql`SELECT 1 AS hit FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid = ${id}`,
+    );
+    return found.length > 0;
   },
   like: (tokens, where, limit, offset) => {
     const clauses = tokens.map((token) => {

@@ -1,28 +1,363 @@
 /**
- * Message search on MySQL/MariaDB. Not built yet (issue 14, part d: the query AST in FULLTEXT boolean mode,
- * short words and CJK through LIKE): every statement refuses with a DatabaseError that says so, rather than
- * answering differently from the other backends.
+ * Message search on MySQL/MariaDB. InnoDB's FULLTEXT index (migration 0001, over message_search) cuts words
+ * differently from FTS5's unicode61 (it drops words shorter than innodb_ft_min_token_size, splits CJK only at
+ * spaces, folds by collation), so here it only narrows: each query is turned into a FULLTEXT boolean query
+ * that every message FTS5 would match also matches (or, where it cannot be, a LIKE scan), and each candidate
+ * is then judged by FTS5's own rules in TypeScript (evaluateRow: the phrases, operators, prefixes and
+ * trigram substrings of the query). Relevance is FTS5's bm25 over the same figures: the row's length in
+ * unicode61 tokens, the corpus' rows and tokens (message_search.token_count, migration 0004), and each
+ * phrase's document count. What differs from SQLite is named in the README (MySQL/MariaDB) and in
+ * test/search-parity.test.ts.
  */
-import { DatabaseError } from '../errors.js';
-import type { SearchStatements } from '../db/dialect.js';
+import { type SQL, sql } from 'drizzle-orm';
+import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
+import { type Op, changes, rows } from '../db/ops.js';
+import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
+import { evaluateRow, type RowEvaluation, tokenCount } from '../search/fts5-snippet.js';
+import type { Phrase, QueryNode } from '../search/query.js';
+import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
+import { containsPattern } from './like.js';
 import type { TableNames } from './tables.js';
 
-export const MYSQL_SEARCH_UNAVAILABLE = 'HSDB_MYSQL_SEARCH_UNAVAILABLE';
+/** What the MySQL dialect lends its search statements. */
+export interface MysqlSearchHelpers {
+  /** Hermes' LIKE (ASCII-only case folding, `\` as the escape character). */
+  likeAsciiCi(expr: SQL, pattern: string): SQL;
+  /** Content as searchable text for Hermes' LIKE path: plain text, or the JSON of structured content. */
+  contentText(alias: string): SQL;
+}
 
-const WHY =
-  'message search is not available on MySQL/MariaDB stores yet: search a SQLite or Postgres copy (hermes-sessiondb copy)';
+const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
+/** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
+const WHOLE_TEXT_MAX_BYTES = 65_536;
+/** Candidates whose text is read and judged per read. */
+const JUDGE_CHUNK = 32;
+/** Messages whose token count is filled per statement (after writes that bypassed the store, or an import). */
+const COUNT_CHUNK = 256;
 
-const unavailable = (): never => {
-  throw new DatabaseError(WHY, MYSQL_SEARCH_UNAVAILABLE);
-};
+/**
+ * The text FTS5 indexes for a message (Hermes' trigger: content, tool name and tool calls joined by spaces,
+ * NULL as empty), as migration 0001's trigger writes it into message_search.
+ */
+const searchText = (a: string) =>
+  sql.raw(`CONVERT(CONCAT(
+    COALESCE(${a}.content, '') COLLATE utf8mb4_bin, ' ',
+    COALESCE(CONVERT(${a}.tool_name USING utf8mb4) COLLATE utf8mb4_bin, ''), ' ',
+    COALESCE(${a}.tool_calls, '') COLLATE utf8mb4_bin) USING utf8mb4)`);
+/** The same text compared as FULLTEXT compares it: any case, accents folded (a superset of FTS5's folding). */
+const foldedSearchText = (a: string) => sql`(${searchText(a)} COLLATE utf8mb4_unicode_ci)`;
 
-export function mysqlSearch(_t: TableNames): SearchStatements {
+/** InnoDB's FULLTEXT token bounds of this server (innodb_ft_min_token_size / innodb_ft_max_token_size). */
+interface TokenBounds {
+  min: number;
+  max: number;
+}
+
+/**
+ * Whether InnoDB indexes a unicode61 token as the same word: letters and digits of the Basic Multilingual Plane
+ * only (InnoDB treats other planes' characters as separators), of a length InnoDB keeps.
+ */
+function indexable(token: string, bounds: TokenBounds): boolean {
+  if (!/^[\p{L}\p{N}]+$/u.test(token)) return false;
+  const chars = [...token];
+  return chars.length >= bounds.min && chars.length <= bounds.max && chars.every((c) => c.codePointAt(0)! < 0x10000);
+}
+
+/**
+ * A FULLTEXT boolean-mode expression matched by every message in which FTS5 finds `node`, or null when there
+ * is none narrower than every message (a phrase with no indexable word, under an OR). Phrases need each of
+ * their indexable words (adjacency is judged later); AND needs its narrowable children; NOT needs its left.
+ */
+export function fulltextNarrowing(node: QueryNode, bounds: TokenBounds): string | null {
+  switch (node.kind) {
+    case 'phrase': {
+      const words = node.tokens
+        .map((t, i) => (indexable(t, bounds) ? (node.prefix && i === node.tokens.length - 1 ? `${t}*` : t) : null))
+        .filter((w): w is string => w !== null);
+      return words.length === 0 ? null : `(${words.map((w) => `+${w}`).join(' ')})`;
+    }
+    case 'and': {
+      const parts = node.children.map((c) => fulltextNarrowing(c, bounds)).filter((p): p is string => p !== null);
+      return parts.length === 0 ? null : `(${parts.map((p) => `+${p}`).join(' ')})`;
+    }
+    case 'or': {
+      const parts = node.children.map((c) => fulltextNarrowing(c, bounds));
+      return parts.some((p) => p === null) ? null : `(${parts.join(' ')})`;
+    }
+    case 'not':
+      return fulltextNarrowing(node.left, bounds);
+  }
+}
+
+/** The same narrowing as LIKE conditions over the folded search text (a scan): every phrase can be narrowed so. */
+function likeNarrowing(node: QueryNode, path: MatchPath): SQL {
+  switch (node.kind) {
+    case 'phrase': {
+      // Words: each (folded) token; substrings: the phrase as written, when FTS5's trigram table can match it.
+      const parts = path === 'words' ? node.tokens : node.tokens.length > 0 ? [node.text] : [];
+      if (parts.length === 0) return sql`FALSE`;
+      return sql`(${sql.join(
+        parts.map((p) => sql`${foldedSearchText('m')} LIKE ${containsPattern(p)} ESCAPE '\\\\'`),
+        sql` AND `,
+      )})`;
+    }
+    case 'and':
+      return sql`(${sql.join(
+        node.children.map((c) => likeNarrowing(c, path)),
+        sql` AND `,
+      )})`;
+    case 'or':
+      return sql`(${sql.join(
+        node.children.map((c) => likeNarrowing(c, path)),
+        sql` OR `,
+      )})`;
+    case 'not':
+      return likeNarrowing(node.left, path);
+  }
+}
+
+interface Candidate {
+  id: number;
+  /** Epoch seconds (the connection's time zone is UTC). */
+  t: number;
+}
+
+interface Judged extends Candidate {
+  ev: RowEvaluation;
+}
+
+const idList = (ids: readonly number[]) =>
+  sql.join(
+    ids.map((id) => sql`${id}`),
+    sql`, `,
+  );
+
+const mode = (path: MatchPath) => (path === 'words' ? 'words' : 'substrings');
+
+/** The search statements over our tables. */
+export interface MysqlSearchStatements extends SearchStatements {
+  catchUp(): Op<boolean>;
+  /**
+   * Fill the token counts of messages with `after < id <= last` that lack them, a piece per call: the last id
+   * covered, or null when none was left (the import's deferred build).
+   */
+  fillRange(after: number, last: number): Op<number | null>;
+}
+
+export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSearchStatements {
+  let bounds: TokenBounds | null = null;
+
+  function* tokenBounds(): Op<TokenBounds> {
+    if (bounds === null) {
+      const [row] = yield* rows<{ min: unknown; max: unknown }>(
+        sql`SELECT @@innodb_ft_min_token_size AS min, @@innodb_ft_max_token_size AS max`,
+      );
+      bounds = { min: Number(row!.min), max: Number(row!.max) };
+    }
+    return bounds;
+  }
+
+  /** Every message the query may match (a superset of FTS5's matches), with the filters applied. */
+  function* candidates(path: MatchPath, match: QueryNode, where: SQL | null): Op<Candidate[]> {
+    const narrowing = path === 'words' ? fulltextNarrowing(match, yield* tokenBounds()) : null;
+    const sessions = where === null ? sql`` : sql`JOIN ${t.sessions} s ON s.id = m.session_id`;
+    const found = yield* rows<{ id: unknown; t: unknown }>(
+      narrowing !== null
+        ? sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t FROM message_search ms
+            JOIN ${t.messages} m ON m.id = ms.message_id ${sessions}
+            WHERE MATCH(ms.search_text) AGAINST (${`+${narrowing}`} IN BOOLEAN MODE) ${where ?? sql``}`
+        : sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t FROM ${t.messages} m ${sessions}
+            WHERE ${likeNarrowing(match, path)} ${where ?? sql``}`,
+    );
+    return found.map((r) => ({ id: Number(r.id), t: Number(r.t) }));
+  }
+
+  /** FTS5's verdict on each candidate, read a few rows at a time (a message may be megabytes long). */
+  function* judge(path: MatchPath, match: QueryNode, batch: readonly Candidate[]): Op<Judged[]> {
+    if (batch.length === 0) return [];
+    const texts = yield* rows<{ id: unknown; text: unknown }>(
+      sql`SELECT m.id, ${searchText('m')} AS text FROM ${t.messages} m WHERE m.id IN (${idList(batch.map((c) => c.id))})`,
+    );
+    const byId = new Map(texts.map((r) => [Number(r.id), String(r.text ?? '')]));
+    const out: Judged[] = [];
+    for (const c of batch) {
+      const text = byId.get(c.id);
+      if (text === undefined) continue; // deleted since the candidates were read
+      const ev = evaluateRow(match, text, mode(path));
+      if (ev.match) out.push({ ...c, ev });
+    }
+    return out;
+  }
+
+  /** How many messages of the whole table contain `phrase` (bm25's per-phrase document count). */
+  function* documentCount(phrase: Phrase): Op<number> {
+    const b = yield* tokenBounds();
+    if (phrase.tokens.length === 0) return 0;
+    const exactWords = phrase.tokens.every((tok) => indexable(tok, b)) && !(phrase.prefix && phrase.tokens.length > 1);
+    if (exactWords) {
+      // FULLTEXT finds the phrase itself here: InnoDB's words are unicode61's once '_' is a space (migration 0004).
+      const q =
+        phrase.tokens.length === 1 ? `+${phrase.tokens[0]}${phrase.prefix ? '*' : ''}` : `"${phrase.tokens.join(' ')}"`;
+      const [row] = yield* rows<{ n: unknown }>(
+        sql`SELECT COUNT(*) AS n FROM message_search WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE)`,
+      );
+      return Number(row!.n);
+    }
+    // A phrase with a short word: every message its narrowing finds, judged.
+    const all = yield* candidates('words', phrase, null);
+    let n = 0;
+    for (let i = 0; i < all.length; i += JUDGE_CHUNK)
+      n += (yield* judge('words', phrase, all.slice(i, i + JUDGE_CHUNK))).length;
+    return n;
+  }
+
+  /** bm25's weights: the corpus' rows and tokens, and each phrase's document count when the query has several. */
+  function* weights(match: QueryNode) {
+    const [totals] = yield* rows<{ docs: unknown; counted: unknown; tokens: unknown }>(
+      sql`SELECT COUNT(*) AS docs, COUNT(token_count) AS counted, COALESCE(SUM(token_count), 0) AS tokens FROM message_search`,
+    );
+    const docs = Number(totals!.docs);
+    const counted = Number(totals!.counted);
+    // Rows written after the counts were filled have none yet: the average is taken over those that do.
+    const tokens = counted === 0 ? 0 : (Number(totals!.tokens) / counted) * docs;
+    const phrases = allPhrases(match);
+    const keys = phrases.map((p) => `${p.prefix ? '*' : ''}${p.tokens.join(' ')}`);
+    const distinct = [...new Set(keys)];
+    // With one distinct phrase its IDF scales every score alike: the order needs no count.
+    const counts = new Map<string, number>();
+    if (distinct.length > 1) for (const k of distinct) counts.set(k, yield* documentCount(phrases[keys.indexOf(k)]!));
+    const stats: CorpusStats = { rows: docs, tokens, hits: keys.map((k) => counts.get(k) ?? 0) };
+    return bm25Weights(stats);
+  }
+
+  /** The page's hit rows, in the order of `ids`. */
+  function* hitRows(ids: number[]): Op<Array<Record<string, unknown>>> {
+    if (ids.length === 0) return [];
+    const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
+      WHERE m.id IN (${idList(ids)})`);
+    const byId = new Map(found.map((r) => [Number(r.id), r]));
+    return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
+  }
+
+  /** Relevance: bm25 over every match, or over the newest `cap` when there are more. */
+  function* rankedPage(match: QueryNode, found: Candidate[], offset: number, end: number, cap: number) {
+    found.sort((a, b) => b.id - a.id);
+    const matched: Judged[] = [];
+    for (let i = 0; i < found.length && matched.length <= cap; i += JUDGE_CHUNK)
+      matched.push(...(yield* judge('words', match, found.slice(i, i + JUDGE_CHUNK))));
+    const capped = matched.length > cap;
+    const w = yield* weights(match);
+    const scored = matched.slice(0, cap).map((j) => ({ id: j.id, score: bm25Score(j.ev.freq, j.ev.length, w) }));
+    scored.sort((a, b) => a.score - b.score || a.id - b.id);
+    return { ids: scored.slice(offset, end).map((s) => s.id), capped };
+  }
+
+  /**
+   * By time: matches are judged in time order until the page is full, then those sharing the last one's time
+   * (a group of equal times reaching past the page's end is read whole). Words order equal times by bm25 then
+   * id, as Hermes' ORDER BY does; substrings by id, as Postgres does (it does not rank them).
+   */
+  function* timedPage(
+    path: MatchPath,
+    match: QueryNode,
+    found: Candidate[],
+    order: SearchOrder,
+    offset: number,
+    end: number,
+  ) {
+    const sign = order === 'oldest' ? 1 : -1;
+    found.sort((a, b) => sign * (a.t - b.t) || a.id - b.id);
+    const matched: Judged[] = [];
+    let i = 0;
+    while (i < found.length && matched.length < end) {
+      matched.push(...(yield* judge(path, match, found.slice(i, i + JUDGE_CHUNK))));
+      i += JUDGE_CHUNK;
+    }
+    const edge = matched.length >= end && end > 0 ? matched[end - 1]!.t : null;
+    if (edge !== null) {
+      const rest: Candidate[] = [];
+      for (; i < found.length && found[i]!.t === edge; i++) rest.push(found[i]!);
+      for (let k = 0; k < rest.length; k += JUDGE_CHUNK)
+        matched.push(...(yield* judge(path, match, rest.slice(k, k + JUDGE_CHUNK))));
+    }
+    const scores = new Map<number, number>();
+    const perTime = new Map<number, number>();
+    for (const j of matched) perTime.set(j.t, (perTime.get(j.t) ?? 0) + 1);
+    if (path === 'words' && [...perTime.values()].some((n) => n > 1)) {
+      const w = yield* weights(match);
+      for (const j of matched) if (perTime.get(j.t)! > 1) scores.set(j.id, bm25Score(j.ev.freq, j.ev.length, w));
+    }
+    matched.sort((a, b) => sign * (a.t - b.t) || (scores.get(a.id) ?? 0) - (scores.get(b.id) ?? 0) || a.id - b.id);
+    return matched.slice(offset, end).map((j) => j.id);
+  }
+
+  /** Fill token_count for up to COUNT_CHUNK messages that lack it (and match `range`): how many were filled. */
+  function* fillTokenCounts(range: SQL): Op<Array<{ id: number }>> {
+    const pending = yield* rows<{ id: unknown; text: unknown }>(
+      sql`SELECT message_id AS id, search_text AS text FROM message_search
+        WHERE token_count IS NULL ${range} ORDER BY message_id LIMIT ${COUNT_CHUNK}`,
+    );
+    if (pending.length === 0) return [];
+    const counted = pending.map((r) => ({ id: Number(r.id), n: tokenCount(String(r.text ?? '')) }));
+    yield* changes(
+      sql`UPDATE message_search SET token_count = CASE message_id ${sql.join(
+        counted.map((c) => sql`WHEN ${c.id} THEN ${c.n}`),
+        sql` `,
+      )} END WHERE message_id IN (${idList(counted.map((c) => c.id))})`,
+    );
+    return counted;
+  }
+
   return {
-    page: unavailable,
-    pageText: unavailable,
-    pageTextChunk: 50,
-    unavailable: WHY,
-    like: unavailable,
-    matchesMessage: unavailable,
+    *page(path, match, where, order, limit, offset, cap) {
+      const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
+      const found = yield* candidates(path, match, where);
+      if (path === 'words' && order === 'relevance') {
+        const page = yield* rankedPage(match, found, offset, end, cap);
+        return { rows: yield* hitRows(page.ids), capped: page.capped };
+      }
+      // Substring matches are not ranked (as on Postgres): relevance is newest first.
+      const ids = yield* timedPage(path, match, found, order === 'relevance' ? 'newest' : order, offset, end);
+      return { rows: yield* hitRows(ids), capped: false };
+    },
+    // The read only fetches text (snippets are computed in TypeScript): one read for the page.
+    pageTextChunk: 100,
+    pageText: (_path, _match, ids) => {
+      // A big row sends only the head of its content, followed by the tool columns as in the indexed text.
+      const head = sql.raw(`CONVERT(CONCAT(
+          LEFT(m.content, ${SNIPPET_HEAD_READ_CHARS}) COLLATE utf8mb4_bin, ' ',
+          COALESCE(CONVERT(m.tool_name USING utf8mb4) COLLATE utf8mb4_bin, ''), ' ',
+          COALESCE(m.tool_calls, '') COLLATE utf8mb4_bin) USING utf8mb4)`);
+      return sql`SELECT m.id, NULL AS snippet,
+          CASE WHEN OCTET_LENGTH(m.content) > ${WHOLE_TEXT_MAX_BYTES} THEN ${head} ELSE ${searchText('m')} END AS search_text
+        FROM ${t.messages} m WHERE m.id IN (${idList(ids)})`;
+    },
+    *matchesMessage(path, match, id) {
+      const [found] = yield* judge(path, match, [{ id, t: 0 }]);
+      return found !== undefined;
+    },
+    like: (tokens, where, limit, offset) => {
+      const content = helpers.contentText('m');
+      const clauses = tokens.map((token) => {
+        const pattern = containsPattern(token);
+        return sql`(${helpers.likeAsciiCi(content, pattern)} OR ${helpers.likeAsciiCi(sql`m.tool_name`, pattern)}
+                    OR ${helpers.likeAsciiCi(sql`m.tool_calls`, pattern)})`;
+      });
+      return sql`
+        SELECT ${HIT_COLUMNS},
+          SUBSTRING(${content}, GREATEST(1, LOCATE(${tokens[0]!}, ${content}) - 40), 120) AS snippet
+        FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
+        WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
+        ORDER BY m.timestamp DESC, m.id DESC
+        LIMIT ${limit} OFFSET ${offset}`;
+    },
+    *catchUp() {
+      return (yield* fillTokenCounts(sql``)).length === COUNT_CHUNK;
+    },
+    *fillRange(after, last) {
+      const filled = yield* fillTokenCounts(sql`AND message_id > ${after} AND message_id <= ${last}`);
+      if (filled.length === 0) return null;
+      return filled.length < COUNT_CHUNK ? last : filled.at(-1)!.id;
+    },
   };
 }

@@ -260,9 +260,12 @@ export function pgSearch(n: PgNames): SearchStatements {
           sql`, `,
         )})`;
     },
-    matchesMessage: (path, match, id) => {
+    *matchesMessage(path, match, id) {
       const { from, condition } = matchFrom(n, path, match);
-      return sql`SELECT 1 AS hit FROM ${n.messages} m ${from} WHERE ${condition} AND m.id = ${id}::int8`;
+      const found = yield* rows(
+        sql`SELECT 1 AS hit FROM ${n.messages} m ${from} WHERE ${condition} AND m.id = ${id}::int8`,
+      );
+      return found.length > 0;
     },
     like: (tokens, where, limit, offset) => {
       // Plain-column ILIKEs, so the planner can walk idx_messages_timestamp newest-first and stop after a

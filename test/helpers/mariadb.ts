@@ -83,10 +83,6 @@ export async function mariadbHarness(): Promise<ContractHarness> {
   };
   return {
     name: 'mariadb',
-    skips: {
-      search:
-        'MySQL/MariaDB message search is not built yet (issue 14, part d): searchMessages refuses with HSDB_MYSQL_SEARCH_UNAVAILABLE',
-    },
     unavailable,
     required: isCI,
     freshUrl,

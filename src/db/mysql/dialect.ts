@@ -68,7 +68,10 @@ export class MysqlDialect implements Dialect {
   readonly name = 'mysql' as const;
   readonly t = sqliteTableNames();
   readonly decode = mysqlValueDecoders;
-  readonly search = mysqlSearch(this.t);
+  readonly search = mysqlSearch(this.t, {
+    likeAsciiCi: (expr, pattern) => this.likeAsciiCi(expr, pattern),
+    contentText: (a) => sql`CASE WHEN ${isStructured(a)} THEN ${structuredBody(a)} ELSE ${sql.raw(a)}.content END`,
+  });
   readonly forUpdate = sql` FOR UPDATE`;
   readonly databaseSize = sql`SELECT COALESCE(SUM(data_length + index_length), 0) AS bytes
     FROM information_schema.TABLES WHERE table_schema = DATABASE()`;
@@ -147,10 +150,8 @@ export class MysqlDialect implements Dialect {
 
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     this.bulkInsert('messages', columns, rows, onConflict);
-  // biome-ignore lint/correctness/useYield: nothing is deferred on MySQL
-  readonly buildDeferredChunk = function* (): Op<number | null> {
-    return null;
-  };
+  /** Nothing is held off during the insert; after it, the imported messages' token counts are filled (word search's bm25). */
+  buildDeferredChunk = (after: number, last: number): Op<number | null> => this.search.fillRange(after, last);
   readonly bulkContent = {
     columns: [{ name: 'content', type: 'free' }] as const,
     values: (stored: string | null) => [stored],
