@@ -1,7 +1,7 @@
 /**
  * Search at a heavy user's scale, against Hermes itself: a BENCH_MESSAGES-message (default 200,000)
  * Hermes-format state.db written by examples/hermes-state-db.ts is imported with verification into an
- * SQLite file and into Postgres (when reachable); a few hundred queries of every class are run on both and
+ * SQLite file, into Postgres and into MariaDB (when reachable); a few hundred queries of every class are run on both and
  * on the original file through Hermes' own search SQL (the oracle). Per class and backend it prints
  * p50/p95/max latency, the share of queries whose top 20 equals Hermes' top 20 (queries over the rank cap
  * are counted apart), and the longest event-loop stall during the searches. A last case, on a store of its
@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
 import { type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
@@ -22,6 +23,7 @@ import { hermesMatchCount, hermesSearch, oracleQueries } from '../test/helpers/h
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const PER_CLASS = Number(process.env.BENCH_QUERIES_PER_CLASS ?? 20);
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+const MYSQL_ADMIN_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
 export interface Row {
   backend: string;
@@ -195,39 +197,73 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
     rows.push(...(await measureHugeRows('sqlite', sqliteHuge)));
     await sqliteHuge.close();
 
-    const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-    try {
-      await admin`select 1`;
-    } catch {
-      notes.push(`Postgres skipped: ${ADMIN_URL.replace(/:[^@/]*@/, ':***@')} unreachable`);
-      await admin.end();
-      return { rows, notes };
-    }
-    const name = `hsdb_bench_${Date.now()}`;
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-    try {
-      const url = new URL(ADMIN_URL);
-      url.pathname = `/${name}`;
-      const pg = await openStore(url.toString());
-      await importInto(pg, file, 'Postgres', notes);
-      await pg.vacuum();
-      rows.push(...(await measure('postgres', pg, queries)));
-      await pg.close();
-      await admin.unsafe(`CREATE DATABASE "${name}_huge"`);
-      try {
-        url.pathname = `/${name}_huge`;
-        const pgHuge = await openStore(url.toString());
-        rows.push(...(await measureHugeRows('postgres', pgHuge)));
-        await pgHuge.close();
-      } finally {
-        await admin.unsafe(`DROP DATABASE IF EXISTS "${name}_huge" WITH (FORCE)`);
-      }
-    } finally {
-      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
-    }
+    await benchPostgres(file, queries, rows, notes);
+    await benchMariadb(file, queries, rows, notes);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return { rows, notes };
+}
+
+/** The same queries on Postgres (DATABASE_URL): postings, bm25 in SQL. */
+async function benchPostgres(file: string, queries: Query[], rows: Row[], notes: string[]): Promise<void> {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await admin`select 1`;
+  } catch {
+    notes.push(`Postgres skipped: ${ADMIN_URL.replace(/:[^@/]*@/, ':***@')} unreachable`);
+    await admin.end();
+    return;
+  }
+  const name = `hsdb_bench_${Date.now()}`;
+  await admin.unsafe(`CREATE DATABASE "${name}"`);
+  try {
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${name}`;
+    const pg = await openStore(url.toString());
+    await importInto(pg, file, 'Postgres', notes);
+    await pg.vacuum();
+    rows.push(...(await measure('postgres', pg, queries)));
+    await pg.close();
+    await admin.unsafe(`CREATE DATABASE "${name}_huge"`);
+    try {
+      url.pathname = `/${name}_huge`;
+      const pgHuge = await openStore(url.toString());
+      rows.push(...(await measureHugeRows('postgres', pgHuge)));
+      await pgHuge.close();
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS "${name}_huge" WITH (FORCE)`);
+    }
+  } finally {
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+/** The same queries on MariaDB/MySQL (MYSQL_URL): FULLTEXT narrows, FTS5's rules judge, bm25 ranks in TypeScript. */
+async function benchMariadb(file: string, queries: Query[], rows: Row[], notes: string[]): Promise<void> {
+  let admin: mysql.Connection;
+  try {
+    admin = await mysql.createConnection({ uri: MYSQL_ADMIN_URL, connectTimeout: 5000 });
+  } catch {
+    notes.push(`MariaDB skipped: ${MYSQL_ADMIN_URL.replace(/:[^@/]*@/, ':***@')} unreachable`);
+    return;
+  }
+  const name = `hsdb_bench_${Date.now()}`;
+  const url = new URL(MYSQL_ADMIN_URL);
+  try {
+    for (const db of [name, `${name}_huge`]) await admin.query(`CREATE DATABASE \`${db}\``);
+    url.pathname = `/${name}`;
+    const my = await openStore(url.toString());
+    await importInto(my, file, 'MariaDB', notes);
+    rows.push(...(await measure('mariadb', my, queries)));
+    await my.close();
+    url.pathname = `/${name}_huge`;
+    const myHuge = await openStore(url.toString());
+    rows.push(...(await measureHugeRows('mariadb', myHuge)));
+    await myHuge.close();
+  } finally {
+    for (const db of [name, `${name}_huge`]) await admin.query(`DROP DATABASE IF EXISTS \`${db}\``);
+    await admin.end();
+  }
 }

@@ -27,6 +27,16 @@ export interface Harness extends ContractHarness {
   schema?: string;
 }
 
+/** The MariaDB/MySQL harness (test/helpers/mariadb.ts), for the suites that run every backend. */
+export interface MysqlHarness extends ContractHarness {
+  name: 'mariadb';
+  dialect: 'mysql';
+  skips: Partial<Record<Capability, string>>;
+}
+
+/** Any harness of ours. */
+export type AnyHarness = Harness | MysqlHarness;
+
 export const isCI = process.env.CI === 'true';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
@@ -148,6 +158,6 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
 }
 
 /** Fail loudly under CI when a mandatory backend is missing; elsewhere say why it is skipped. */
-export function reportAvailability(h: Harness): boolean {
+export function reportAvailability(h: ContractHarness): boolean {
   return harnessAvailable(h);
 }

@@ -18,15 +18,22 @@ import { createHermesStateDb } from '../examples/hermes-state-db.js';
 import type { SessionStore } from '../src/index.js';
 import { SNIPPET_HEAD_CHARS } from '../src/sql/fts5.js';
 import {
-  type Harness,
+  type AnyHarness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteFileHarness,
   sqliteMemoryHarness,
 } from './backends.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 
-const harnesses: Harness[] = [sqliteFileHarness(), sqliteMemoryHarness(), pgliteHarness(), await postgresHarness()];
+const harnesses: AnyHarness[] = [
+  sqliteFileHarness(),
+  sqliteMemoryHarness(),
+  pgliteHarness(),
+  await postgresHarness(),
+  await mariadbHarness(),
+];
 const HUGE_ROWS = 20;
 
 /** `chars` characters (code points) of words, with "needle" as the first word at or after character `at`. */

@@ -14,6 +14,7 @@ import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
 import { type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
 import { DEFAULT_RANK_WINDOW } from '../src/repos/search.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 import { hermesMatchCount, hermesSearch, oracleQueries } from './helpers/hermes-oracle.js';
 
 const MESSAGES = 24_000;
@@ -156,3 +157,48 @@ for (const h of pgHarnesses) {
     },
   );
 }
+
+/**
+ * MariaDB judges each FULLTEXT candidate by FTS5's rules and ranks with FTS5's bm25 over the same texts (it
+ * stores content and tool calls as SQLite does), so it must return exactly what Hermes returns, CJK included.
+ */
+const mariadb = await mariadbHarness();
+const mariadbAvailable = reportAvailability(mariadb);
+describe.skipIf(!mariadbAvailable)(
+  `search oracle on MariaDB: equal to Hermes' own SQL${mariadbAvailable ? '' : ` (skipped: ${mariadb.unavailable})`}`,
+  () => {
+    let my: SessionStore;
+    beforeAll(async () => {
+      my = await mariadb.open();
+      await importHermesStateDb(file, my, { verify: false });
+    }, 600_000);
+    afterAll(async () => {
+      await my?.close();
+      await mariadb.cleanup();
+    });
+
+    it('returns the same ids, order and snippets as Hermes for every generated query under the cap', async () => {
+      const queries = oracleQueries(hermes, 12);
+      const mismatches: string[] = [];
+      let compared = 0;
+      let nonEmpty = 0;
+      for (const { cls, query } of queries) {
+        const overCap = hermesMatchCount(hermes, query) > DEFAULT_RANK_WINDOW;
+        for (const sort of [null, 'newest', 'oldest'] as const) {
+          if (sort === null && overCap) continue;
+          const expected = hermesSearch(hermes, query, { sort, limit: 20 });
+          const got = await my.searchMessages(query, { sort, limit: 20 });
+          compared++;
+          if (expected.length > 0) nonEmpty++;
+          if (
+            JSON.stringify(got.map((h) => [h.id, h.snippet])) !== JSON.stringify(expected.map((h) => [h.id, h.snippet]))
+          )
+            mismatches.push(`${cls} ${JSON.stringify(query)} sort=${sort} (${expected.length} vs ${got.length})`);
+        }
+      }
+      expect(mismatches.slice(0, 10)).toEqual([]);
+      expect(compared).toBeGreaterThan(200);
+      expect(nonEmpty).toBeGreaterThan(compared * 0.6);
+    }, 600_000);
+  },
+);

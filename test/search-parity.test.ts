@@ -1,12 +1,13 @@
 /**
- * Search parity: one corpus (2,000 messages of English, CJK, code and tool calls) in SQLite, PGlite and
- * Postgres; every parity query must match the same message ids on each, in the same order for
+ * Search parity: one corpus (2,000 messages of English, CJK, code and tool calls) in SQLite, PGlite,
+ * Postgres and MariaDB; every parity query must match the same message ids on each, in the same order for
  * newest/oldest. Relevance is compared as a set here; its order is checked against Hermes in
  * search-oracle.test.ts and against SQLite in search-strategies.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JsonInput, type SessionStore, openStore } from '../src/index.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
+import { type AnyHarness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 import { corpus, parityQueries } from './helpers/corpus.js';
 import { TestClock } from './helpers/store-fixture.js';
 
@@ -36,7 +37,7 @@ async function load(store: SessionStore): Promise<void> {
 }
 
 const pg = await postgresHarness();
-const others: Harness[] = [pgliteHarness(), pg];
+const others: AnyHarness[] = [pgliteHarness(), pg, await mariadbHarness()];
 
 describe('search parity across backends', () => {
   const stores: Record<string, SessionStore> = {};
@@ -88,10 +89,11 @@ describe('search parity across backends', () => {
     300_000,
   );
 
-  it('differs only in the named classes, in the stated direction', async () => {
+  it('differs only in the named classes, in the stated direction (MariaDB in none of them)', async () => {
     const pgStore = stores.pglite ?? stores.postgres;
     if (!pgStore) return;
-    for (const s of [stores.sqlite!, pgStore]) {
+    const mariadb = stores.mariadb;
+    for (const s of [stores.sqlite!, pgStore, ...(mariadb ? [mariadb] : [])]) {
       await s.createSession('known', 'cli');
       await s.appendMessage('known', 'user', 'un café noir, Übersicht通信', {
         toolName: 'search',
@@ -106,6 +108,10 @@ describe('search parity across backends', () => {
     expect([await count(stores.sqlite!, '迁移方案'), await count(pgStore, '迁移方案')]).toEqual([0, 1]);
     // non-ASCII case on the short-CJK path
     expect([await count(stores.sqlite!, 'übersicht通信'), await count(pgStore, 'übersicht通信')]).toEqual([0, 1]);
+    // MariaDB stores the text as SQLite does and judges it by FTS5's rules: SQLite's answer in each class.
+    if (mariadb)
+      for (const q of ['cafe', '迁移方案', 'übersicht通信'])
+        expect(await count(mariadb, q), q).toBe(await count(stores.sqlite!, q));
     expect(Object.keys(KNOWN_DIFFERENCES)).toHaveLength(3);
   });
 });

@@ -9,8 +9,15 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../examples/hermes-state-db.js';
-import type { PgBackend, SearchMessagesOptions, SessionStore, SqliteBackend } from '../src/index.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteMemoryHarness } from './backends.js';
+import type { MysqlBackend, PgBackend, SearchMessagesOptions, SessionStore, SqliteBackend } from '../src/index.js';
+import {
+  type AnyHarness,
+  pgliteHarness,
+  postgresHarness,
+  reportAvailability,
+  sqliteMemoryHarness,
+} from './backends.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 
 const MESSAGES = 1500;
 
@@ -82,6 +89,11 @@ async function setTimes(store: SessionStore, inOrder: boolean): Promise<void> {
   if (store.dialect === 'sqlite') {
     const time = inOrder ? 'CAST(id / 2 AS INTEGER)' : 'CAST(((id * 7919) % 1500) / 2 AS INTEGER)';
     (store.backend as SqliteBackend).client.exec(`UPDATE messages SET timestamp = 1700000000 + ${time} + 0.25`);
+  } else if (store.dialect === 'mysql') {
+    const time = inOrder ? 'id DIV 2' : '((id * 7919) % 1500) DIV 2';
+    await (store.backend as MysqlBackend).pool.query(
+      `UPDATE messages SET timestamp = FROM_UNIXTIME(1700000000 + ${time} + 0.25)`,
+    );
   } else {
     const time = inOrder ? sql`id / 2` : sql`((id * 7919) % 1500) / 2`;
     await (store.backend as PgBackend).db.execute(
@@ -116,12 +128,12 @@ for (const [cap, times] of [
 ] as const) {
   // Harnesses per suite: each suite's cleanup ends its own.
   const reference = sqliteMemoryHarness();
-  const harnesses: Harness[] = [pgliteHarness(), await postgresHarness()];
+  const harnesses: AnyHarness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
   const prepare = async (store: SessionStore) => {
     await fill(store);
     await setTimes(store, times === 'in order');
   };
-  describe(`Postgres search strategies equal SQLite's answer (rank window ${cap}, times ${times})`, () => {
+  describe(`Postgres search strategies (and MariaDB's judged search) equal SQLite's answer (rank window ${cap}, times ${times})`, () => {
     const expected = new Map<string, string[]>();
     let sqlite: SessionStore;
 

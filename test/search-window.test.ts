@@ -4,15 +4,22 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type Harness,
+  type AnyHarness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteFileHarness,
   sqliteMemoryHarness,
 } from './backends.js';
+import { mariadbHarness } from './helpers/mariadb.js';
 
-const harnesses: Harness[] = [sqliteMemoryHarness(), sqliteFileHarness(), pgliteHarness(), await postgresHarness()];
+const harnesses: AnyHarness[] = [
+  sqliteMemoryHarness(),
+  sqliteFileHarness(),
+  pgliteHarness(),
+  await postgresHarness(),
+  await mariadbHarness(),
+];
 
 for (const h of harnesses) {
   const available = reportAvailability(h);

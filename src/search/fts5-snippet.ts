@@ -249,9 +249,19 @@ export interface RowEvaluation {
  */
 export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): RowEvaluation {
   const q = compile(root, mode);
+  if (mode === 'words' && !NON_ASCII.test(text)) return evaluateAsciiRow(q, text);
   const texts: string[] = [];
   const sc = scanner(text, mode);
   while (sc.next()) texts.push(sc.text);
+  return evaluateTokens(q, texts);
+}
+
+/** evaluateRow from the row's tokens (as unicode61Tokens or trigramTokens give them), by the general path. */
+export function evaluateTokenizedRow(root: QueryNode, tokens: readonly string[], mode: QueryMode): RowEvaluation {
+  return evaluateTokens(compile(root, mode), tokens);
+}
+
+function evaluateTokens(q: CompiledQuery, texts: readonly string[]): RowEvaluation {
   const positions = new Map<number, number>();
   const count = (p: CompiledPhrase) => {
     let n = positions.get(p.index);
@@ -266,8 +276,57 @@ export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): Row
   return { match, freq, length: texts.length };
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+const ASCII_WORD = '[0-9A-Za-z]';
+const ASCII_GAP = '[^0-9A-Za-z]+';
+const isAsciiWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * evaluateRow over ASCII-only text, without building a string per token: unicode61 then cuts at every
+ * character outside [0-9A-Za-z] and only lower-cases, so each phrase's instances are the matches of one
+ * case-insensitive regular expression (a lookahead, so overlapping instances of a phrase all count).
+ */
+function evaluateAsciiRow(q: CompiledQuery, text: string): RowEvaluation {
+  const counts = new Map<number, number>();
+  const count = (p: CompiledPhrase) => {
+    let n = counts.get(p.index);
+    if (n === undefined) {
+      n = 0;
+      // A folded token with anything but [0-9a-z] in it matches no token of an ASCII text.
+      if (p.tokens.every((t) => /^[0-9a-z]+$/.test(t))) {
+        const last = p.tokens.length - 1;
+        const body = p.tokens
+          .map((t, i) => (i === last ? (p.prefix ? `${t}${ASCII_WORD}*` : `${t}(?!${ASCII_WORD})`) : t))
+          .join(ASCII_GAP);
+        const re = new RegExp(
+          p.tokens.length === 1 ? `(?<!${ASCII_WORD})${body}` : `(?<!${ASCII_WORD})(?=${body})`,
+          'gi',
+        );
+        for (const _ of text.matchAll(re)) n++;
+      }
+      counts.set(p.index, n);
+    }
+    return n;
+  };
+  const { match, phrases } = evaluate(q, (p) => count(p) > 0);
+  const freq = q.phrases.map((p) => (match && phrases.has(p.index) ? count(p) : 0));
+  return { match, freq, length: asciiTokenCount(text) };
+}
+
+function asciiTokenCount(text: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const word = isAsciiWordChar(text.charCodeAt(i));
+    if (word && !inWord) n++;
+    inWord = word;
+  }
+  return n;
+}
+
 /** The number of tokens `mode`'s tokenizer makes of `text` (bm25's document length for 'words'). */
 export function tokenCount(text: string, mode: QueryMode = 'words'): number {
+  if (mode === 'words' && !NON_ASCII.test(text)) return asciiTokenCount(text);
   const sc = scanner(text, mode);
   let n = 0;
   while (sc.next()) n++;
@@ -412,6 +471,13 @@ function snippetOf(r: Region, inst: InstanceList, o: SnippetOptions): string {
 
   // Highlight the window's tokens (fts5HighlightCb) over coalesced instances (fts5CInstIterNext).
   const { text, starts, ends } = r;
+  // fts5HighlightAppend copies each piece of the text with "%.*s", which stops at a NUL: a piece holding one
+  // (structured content is stored as "\x00json:" + JSON) is cut there.
+  const segment = (from: number, to: number) => {
+    const piece = text.slice(from, to);
+    const nul = piece.indexOf('\u0000');
+    return nul < 0 ? piece : piece.slice(0, nul);
+  };
   const out: string[] = [];
   const rangeStart = bestStart;
   const rangeEnd = bestStart + nToken - 1;
@@ -448,7 +514,7 @@ function snippetOf(r: Region, inst: InstanceList, o: SnippetOptions): string {
       open = false;
     }
     if (iPos === cStart && !open) {
-      out.push(text.slice(iOff, startOff), o.open);
+      out.push(segment(iOff, startOff), o.open);
       iOff = startOff;
       open = true;
     }
@@ -457,25 +523,25 @@ function snippetOf(r: Region, inst: InstanceList, o: SnippetOptions): string {
         out.push(o.open);
         open = true;
       }
-      out.push(text.slice(iOff, endOff));
+      out.push(segment(iOff, endOff));
       iOff = endOff;
       nextCInst();
     }
     if (iPos === rangeEnd) {
       if (open) {
         if (cStart >= 0 && iPos >= cStart) {
-          out.push(text.slice(iOff, endOff));
+          out.push(segment(iOff, endOff));
           iOff = endOff;
         }
         out.push(o.close);
         open = false;
       }
-      out.push(text.slice(iOff, endOff));
+      out.push(segment(iOff, endOff));
       iOff = endOff;
     }
   }
   if (open) out.push(o.close);
-  if (rangeEnd >= nDocsize - 1) out.push(text.slice(iOff, r.endOff));
+  if (rangeEnd >= nDocsize - 1) out.push(segment(iOff, r.endOff));
   else out.push(o.ellipsis);
   return out.join('');
 }

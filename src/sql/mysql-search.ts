@@ -11,7 +11,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { type Op, changes, rows } from '../db/ops.js';
+import { type Op, changes, exec, rows } from '../db/ops.js';
 import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
 import { evaluateRow, type RowEvaluation, tokenCount } from '../search/fts5-snippet.js';
 import type { Phrase, QueryNode } from '../search/query.js';
@@ -34,6 +34,10 @@ const WHOLE_TEXT_MAX_BYTES = 65_536;
 const JUDGE_CHUNK = 32;
 /** Messages whose token count is filled per statement (after writes that bypassed the store, or an import). */
 const COUNT_CHUNK = 256;
+/** Rows longer than this (UTF-16 units) are judged one per event-loop turn. */
+const BIG_ROW_CHARS = 65_536;
+/** Per phrase, at most this many FULLTEXT matches that could be another word for the collation are judged. */
+const JUDGED_COUNT_MAX = 5_000;
 
 /**
  * The text FTS5 indexes for a message (Hermes' trigger: content, tool name and tool calls joined by spaces,
@@ -47,10 +51,16 @@ const searchText = (a: string) =>
 /** The same text compared as FULLTEXT compares it: any case, accents folded (a superset of FTS5's folding). */
 const foldedSearchText = (a: string) => sql`(${searchText(a)} COLLATE utf8mb4_unicode_ci)`;
 
-/** InnoDB's FULLTEXT token bounds of this server (innodb_ft_min_token_size / innodb_ft_max_token_size). */
+/** What InnoDB's FULLTEXT index of this server holds: token lengths, and the stopwords it leaves out. */
 interface TokenBounds {
+  /** innodb_ft_min_token_size / innodb_ft_max_token_size. */
   min: number;
   max: number;
+  /**
+   * MySQL ignores migration 0001's MariaDB-only clause, so its index leaves out InnoDB's default stopwords:
+   * they narrow nothing there. Empty on MariaDB, whose index has none.
+   */
+  stopwords: ReadonlySet<string>;
 }
 
 /**
@@ -60,7 +70,12 @@ interface TokenBounds {
 function indexable(token: string, bounds: TokenBounds): boolean {
   if (!/^[\p{L}\p{N}]+$/u.test(token)) return false;
   const chars = [...token];
-  return chars.length >= bounds.min && chars.length <= bounds.max && chars.every((c) => c.codePointAt(0)! < 0x10000);
+  return (
+    chars.length >= bounds.min &&
+    chars.length <= bounds.max &&
+    chars.every((c) => c.codePointAt(0)! < 0x10000) &&
+    !bounds.stopwords.has(token)
+  );
 }
 
 /**
@@ -149,10 +164,15 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
 
   function* tokenBounds(): Op<TokenBounds> {
     if (bounds === null) {
-      const [row] = yield* rows<{ min: unknown; max: unknown }>(
-        sql`SELECT @@innodb_ft_min_token_size AS min, @@innodb_ft_max_token_size AS max`,
+      const [row] = yield* rows<{ min: unknown; max: unknown; version: unknown }>(
+        sql`SELECT @@innodb_ft_min_token_size AS min, @@innodb_ft_max_token_size AS max, VERSION() AS version`,
       );
-      bounds = { min: Number(row!.min), max: Number(row!.max) };
+      const stopwords = /mariadb/i.test(String(row!.version))
+        ? []
+        : (yield* rows<{ value: unknown }>(sql`SELECT value FROM INFORMATION_SCHEMA.INNODB_FT_DEFAULT_STOPWORD`)).map(
+            (r) => String(r.value),
+          );
+      bounds = { min: Number(row!.min), max: Number(row!.max), stopwords: new Set(stopwords) };
     }
     return bounds;
   }
@@ -185,36 +205,60 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
       if (text === undefined) continue; // deleted since the candidates were read
       const ev = evaluateRow(match, text, mode(path));
       if (ev.match) out.push({ ...c, ev });
+      // Judging a big row takes milliseconds: a round trip lets the event loop run before the next one.
+      if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
     }
     return out;
   }
 
-  /** How many messages of the whole table contain `phrase` (bm25's per-phrase document count). */
-  function* documentCount(phrase: Phrase): Op<number> {
+  /**
+   * How many messages of the whole table contain `phrase` (bm25's per-phrase document count), as FTS5 counts:
+   * FULLTEXT's matches, where the collation cannot have equated another word (an ASCII word in an ASCII text:
+   * no accents, ligatures, full-width letters or ß there), and every other candidate judged. A phrase with more
+   * than JUDGED_COUNT_MAX other candidates takes FULLTEXT's count for them (README: a named difference).
+   */
+  function* documentCount(path: MatchPath, phrase: Phrase): Op<number> {
     const b = yield* tokenBounds();
     if (phrase.tokens.length === 0) return 0;
-    const exactWords = phrase.tokens.every((tok) => indexable(tok, b)) && !(phrase.prefix && phrase.tokens.length > 1);
-    if (exactWords) {
-      // FULLTEXT finds the phrase itself here: InnoDB's words are unicode61's once '_' is a space (migration 0004).
-      const q =
-        phrase.tokens.length === 1 ? `+${phrase.tokens[0]}${phrase.prefix ? '*' : ''}` : `"${phrase.tokens.join(' ')}"`;
-      const [row] = yield* rows<{ n: unknown }>(
-        sql`SELECT COUNT(*) AS n FROM message_search WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE)`,
-      );
-      return Number(row!.n);
-    }
-    // A phrase with a short word: every message its narrowing finds, judged.
-    const all = yield* candidates('words', phrase, null);
-    let n = 0;
-    for (let i = 0; i < all.length; i += JUDGE_CHUNK)
-      n += (yield* judge('words', phrase, all.slice(i, i + JUDGE_CHUNK))).length;
-    return n;
+    const judgeAll = function* (found: Candidate[]): Op<number> {
+      let n = 0;
+      for (let i = 0; i < found.length; i += JUDGE_CHUNK)
+        n += (yield* judge(path, phrase, found.slice(i, i + JUDGE_CHUNK))).length;
+      return n;
+    };
+    const whole =
+      path === 'words' &&
+      phrase.tokens.every((tok) => indexable(tok, b)) &&
+      !(phrase.prefix && phrase.tokens.length > 1);
+    // A substring, or a phrase with a short word: every message its narrowing finds, judged.
+    if (!whole) return yield* judgeAll(yield* candidates(path, phrase, null));
+    // FULLTEXT finds the phrase itself here: InnoDB's words are unicode61's once '_' is a space (migration 0004).
+    const q =
+      phrase.tokens.length === 1 ? `+${phrase.tokens[0]}${phrase.prefix ? '*' : ''}` : `"${phrase.tokens.join(' ')}"`;
+    const ascii = phrase.tokens.every((tok) => /^[0-9a-z]+$/.test(tok));
+    const [counts] = yield* rows<{ exact: unknown; other: unknown }>(
+      sql`SELECT COALESCE(SUM(ascii_only), 0) AS exact, COALESCE(SUM(1 - ascii_only), 0) AS other FROM message_search
+        WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE)`,
+    );
+    const exact = ascii ? Number(counts!.exact) : 0;
+    const other = Number(counts!.other) + (ascii ? 0 : Number(counts!.exact));
+    if (other === 0 || other > JUDGED_COUNT_MAX) return exact + other;
+    const found = yield* rows<{ id: unknown }>(
+      sql`SELECT message_id AS id FROM message_search WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE)
+        ${ascii ? sql`AND NOT ascii_only` : sql``}`,
+    );
+    return exact + (yield* judgeAll(found.map((r) => ({ id: Number(r.id), t: 0 }))));
   }
 
-  /** bm25's weights: the corpus' rows and tokens, and each phrase's document count when the query has several. */
-  function* weights(match: QueryNode) {
+  /**
+   * bm25's weights: the corpus' rows and tokens (unicode61 words, or trigrams: a text of n characters has n - 2),
+   * and each phrase's document count when the query has several.
+   */
+  function* weights(path: MatchPath, match: QueryNode) {
     const [totals] = yield* rows<{ docs: unknown; counted: unknown; tokens: unknown }>(
-      sql`SELECT COUNT(*) AS docs, COUNT(token_count) AS counted, COALESCE(SUM(token_count), 0) AS tokens FROM message_search`,
+      path === 'words'
+        ? sql`SELECT COUNT(*) AS docs, COUNT(token_count) AS counted, COALESCE(SUM(token_count), 0) AS tokens FROM message_search`
+        : sql`SELECT COUNT(*) AS docs, COUNT(*) AS counted, COALESCE(SUM(GREATEST(char_count - 2, 0)), 0) AS tokens FROM message_search`,
     );
     const docs = Number(totals!.docs);
     const counted = Number(totals!.counted);
@@ -225,7 +269,8 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     const distinct = [...new Set(keys)];
     // With one distinct phrase its IDF scales every score alike: the order needs no count.
     const counts = new Map<string, number>();
-    if (distinct.length > 1) for (const k of distinct) counts.set(k, yield* documentCount(phrases[keys.indexOf(k)]!));
+    if (distinct.length > 1)
+      for (const k of distinct) counts.set(k, yield* documentCount(path, phrases[keys.indexOf(k)]!));
     const stats: CorpusStats = { rows: docs, tokens, hits: keys.map((k) => counts.get(k) ?? 0) };
     return bm25Weights(stats);
   }
@@ -240,13 +285,20 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   }
 
   /** Relevance: bm25 over every match, or over the newest `cap` when there are more. */
-  function* rankedPage(match: QueryNode, found: Candidate[], offset: number, end: number, cap: number) {
+  function* rankedPage(
+    path: MatchPath,
+    match: QueryNode,
+    found: Candidate[],
+    offset: number,
+    end: number,
+    cap: number,
+  ) {
     found.sort((a, b) => b.id - a.id);
     const matched: Judged[] = [];
     for (let i = 0; i < found.length && matched.length <= cap; i += JUDGE_CHUNK)
-      matched.push(...(yield* judge('words', match, found.slice(i, i + JUDGE_CHUNK))));
+      matched.push(...(yield* judge(path, match, found.slice(i, i + JUDGE_CHUNK))));
     const capped = matched.length > cap;
-    const w = yield* weights(match);
+    const w = yield* weights(path, match);
     const scored = matched.slice(0, cap).map((j) => ({ id: j.id, score: bm25Score(j.ev.freq, j.ev.length, w) }));
     scored.sort((a, b) => a.score - b.score || a.id - b.id);
     return { ids: scored.slice(offset, end).map((s) => s.id), capped };
@@ -254,8 +306,8 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
 
   /**
    * By time: matches are judged in time order until the page is full, then those sharing the last one's time
-   * (a group of equal times reaching past the page's end is read whole). Words order equal times by bm25 then
-   * id, as Hermes' ORDER BY does; substrings by id, as Postgres does (it does not rank them).
+   * (a group of equal times reaching past the page's end is read whole), equal times by bm25 then id, as
+   * Hermes' ORDER BY orders them.
    */
   function* timedPage(
     path: MatchPath,
@@ -283,8 +335,8 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     const scores = new Map<number, number>();
     const perTime = new Map<number, number>();
     for (const j of matched) perTime.set(j.t, (perTime.get(j.t) ?? 0) + 1);
-    if (path === 'words' && [...perTime.values()].some((n) => n > 1)) {
-      const w = yield* weights(match);
+    if ([...perTime.values()].some((n) => n > 1)) {
+      const w = yield* weights(path, match);
       for (const j of matched) if (perTime.get(j.t)! > 1) scores.set(j.id, bm25Score(j.ev.freq, j.ev.length, w));
     }
     matched.sort((a, b) => sign * (a.t - b.t) || (scores.get(a.id) ?? 0) - (scores.get(b.id) ?? 0) || a.id - b.id);
@@ -298,7 +350,12 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         WHERE token_count IS NULL ${range} ORDER BY message_id LIMIT ${COUNT_CHUNK}`,
     );
     if (pending.length === 0) return [];
-    const counted = pending.map((r) => ({ id: Number(r.id), n: tokenCount(String(r.text ?? '')) }));
+    const counted: Array<{ id: number; n: number }> = [];
+    for (const r of pending) {
+      const text = String(r.text ?? '');
+      counted.push({ id: Number(r.id), n: tokenCount(text) });
+      if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
+    }
     yield* changes(
       sql`UPDATE message_search SET token_count = CASE message_id ${sql.join(
         counted.map((c) => sql`WHEN ${c.id} THEN ${c.n}`),
@@ -312,12 +369,11 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     *page(path, match, where, order, limit, offset, cap) {
       const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
       const found = yield* candidates(path, match, where);
-      if (path === 'words' && order === 'relevance') {
-        const page = yield* rankedPage(match, found, offset, end, cap);
+      if (order === 'relevance') {
+        const page = yield* rankedPage(path, match, found, offset, end, cap);
         return { rows: yield* hitRows(page.ids), capped: page.capped };
       }
-      // Substring matches are not ranked (as on Postgres): relevance is newest first.
-      const ids = yield* timedPage(path, match, found, order === 'relevance' ? 'newest' : order, offset, end);
+      const ids = yield* timedPage(path, match, found, order, offset, end);
       return { rows: yield* hitRows(ids), capped: false };
     },
     // The read only fetches text (snippets are computed in TypeScript): one read for the page.

@@ -5,8 +5,7 @@
  */
 import mysql from 'mysql2/promise';
 import { openStore } from '../../src/index.js';
-import type { ContractHarness } from '../../src/testing/index.js';
-import { isCI } from '../backends.js';
+import { type MysqlHarness, isCI } from '../backends.js';
 
 export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
@@ -67,7 +66,7 @@ export function mysqlDatabases(): MysqlDatabases {
 }
 
 /** The contract harness of the MariaDB/MySQL server at MYSQL_URL: a fresh database per store. */
-export async function mariadbHarness(): Promise<ContractHarness> {
+export async function mariadbHarness(): Promise<MysqlHarness> {
   const unavailable = await probeMysql();
   const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
   const created: string[] = [];
@@ -83,6 +82,8 @@ export async function mariadbHarness(): Promise<ContractHarness> {
   };
   return {
     name: 'mariadb',
+    dialect: 'mysql',
+    skips: {},
     unavailable,
     required: isCI,
     freshUrl,

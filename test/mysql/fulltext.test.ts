@@ -61,10 +61,31 @@ describe.skipIf(unavailable !== undefined)(
       );
       expect((rows as Array<{ search_text: string }>).map((r) => r.search_text)).toEqual([
         'checking the deploy terminal [{"command": "kubectl"}]',
-        ' web_search ',
+        // '_' is a space in the indexed text (migration 0004): unicode61 splits there, InnoDB would not.
+        ' web search ',
       ]);
       expect(await matching('+kubectl')).toEqual([id]);
       expect(await matching('+terminal')).toEqual([id]);
+      expect(await matching('+search')).toEqual([bare]);
+    });
+
+    it("records each text's length in characters and whether it is all ASCII; the store fills the word count", async () => {
+      const ascii = await append('plain words only');
+      const accented = await append('un café 日本語 😀');
+      const [rows] = await c.query(
+        'SELECT message_id, char_count, ascii_only, token_count FROM message_search WHERE message_id IN (?, ?) ORDER BY message_id',
+        [ascii, accented],
+      );
+      expect(
+        (rows as Array<Record<string, unknown>>).map((r) => [
+          Number(r.char_count),
+          Number(r.ascii_only),
+          r.token_count,
+        ]),
+      ).toEqual([
+        [[...'plain words only  '].length, 1, null],
+        [[...'un café 日本語 😀  '].length, 0, null],
+      ]);
     });
 
     it('follows updates and deletes of messages', async () => {

@@ -105,7 +105,7 @@ const harnesses: ContractHarness[] = [
 ];
 for (const h of harnesses) {
   const available = harnessAvailable(h);
-  // MariaDB cannot search messages yet (its harness skips the contract's search with the reason).
+  // A harness may lack search (a backend under construction): its skip says why, and the search checks wait.
   const searchSkip = h.skips?.search;
   describe.skipIf(!available)(`hostile input [${h.name}]${available ? '' : ` (skipped: ${h.unavailable})`}`, () => {
     let store: SessionStore;

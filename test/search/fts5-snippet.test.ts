@@ -170,6 +170,8 @@ const NAMED = [
   'Please find the needle match here; a needle and a match apart.',
   'We should chat-send it. chat send is two words: chat-send',
   'Phase P2.2 is done. Next: p2.3',
+  // Structured content as Hermes stores it: a NUL, then "json:" and the JSON.
+  '\u0000json:[{"type": "text", "text": "Luplai biogebio say houmi treawin."}, {"type": "image_url"}]  ',
 ];
 DOCS.push(...NAMED);
 {
@@ -416,6 +418,12 @@ describe('named cases', () => {
     const text = NAMED[3]!;
     expect(fts5Snippet(text, words('P2.2'))).toBe('Phase >>>P2.2<<< is done. Next: p2.3');
     expect(fts5('P2.2', text)).toBe(fts5Snippet(text, words('P2.2')));
+  });
+
+  it('structured content: each piece of text is cut at its NUL, as FTS5 copies pieces with "%.*s"', () => {
+    const text = NAMED[4]!;
+    expect(fts5Snippet(text, words('houmi'))).toBe(fts5('houmi', text));
+    expect(fts5Snippet(text, words('houmi'))).toBe('>>>houmi<<< treawin."}, {"type": "image_url"}]  ');
   });
 
   it("Hermes' example, trailing spaces kept", () => {

@@ -45,7 +45,9 @@ export interface MysqlMigrateOptions {
  * key (1061), foreign key (1826, and 1005 errno 121 on older servers), trigger (1359).
  */
 const ALREADY_EXISTS = new Set([1050, 1060, 1061, 1826, 1359]);
-const CREATES = /^\s*(CREATE\s+(TABLE|(UNIQUE\s+|FULLTEXT\s+)?INDEX|TRIGGER)|ALTER\s+TABLE\s+\S+\s+ADD\s)/i;
+/** A creating statement, after any leading comment lines and MariaDB's versioned SET STATEMENT prefix (0001, 0004). */
+const CREATES =
+  /^(\s*--[^\n]*\n)*\s*(\/\*M?!\d*\s+SET\s+STATEMENT\s[^*]*\*\/\s*)?(CREATE\s+(TABLE|(UNIQUE\s+|FULLTEXT\s+)?INDEX|TRIGGER)|ALTER\s+TABLE\s+\S+\s+ADD\s)/i;
 
 type Row = Record<string, unknown>;
 
