@@ -22,6 +22,10 @@ import { hermesMatchCount, hermesSearch, oracleQueries } from '../test/helpers/h
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const PER_CLASS = Number(process.env.BENCH_QUERIES_PER_CLASS ?? 20);
+/** BENCH_SEARCH_BACKENDS=sqlite,postgres,mariadb (default: all three) runs only those. */
+const BACKENDS = new Set(
+  (process.env.BENCH_SEARCH_BACKENDS ?? 'sqlite,postgres,mariadb').split(',').map((b) => b.trim()),
+);
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const MYSQL_ADMIN_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
@@ -189,16 +193,17 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
     );
     hermes.close();
 
-    const sqlite = await openStore(`sqlite:${path.join(dir, 'store.db')}`);
-    await importInto(sqlite, file, 'SQLite', notes);
-    rows.push(...(await measure('sqlite', sqlite, queries)));
-    await sqlite.close();
-    const sqliteHuge = await openStore(`sqlite:${path.join(dir, 'huge.db')}`);
-    rows.push(...(await measureHugeRows('sqlite', sqliteHuge)));
-    await sqliteHuge.close();
-
-    await benchPostgres(file, queries, rows, notes);
-    await benchMariadb(file, queries, rows, notes);
+    if (BACKENDS.has('sqlite')) {
+      const sqlite = await openStore(`sqlite:${path.join(dir, 'store.db')}`);
+      await importInto(sqlite, file, 'SQLite', notes);
+      rows.push(...(await measure('sqlite', sqlite, queries)));
+      await sqlite.close();
+      const sqliteHuge = await openStore(`sqlite:${path.join(dir, 'huge.db')}`);
+      rows.push(...(await measureHugeRows('sqlite', sqliteHuge)));
+      await sqliteHuge.close();
+    }
+    if (BACKENDS.has('postgres')) await benchPostgres(file, queries, rows, notes);
+    if (BACKENDS.has('mariadb')) await benchMariadb(file, queries, rows, notes);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -30,14 +30,15 @@ export interface MysqlSearchHelpers {
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
-/** Candidates whose text is read and judged per read. */
-const JUDGE_CHUNK = 32;
+/** At most this many candidates, and about this many characters of their text, are read and judged per read. */
+const JUDGE_ROWS = 512;
+const JUDGE_CHARS = 1_000_000;
 /** Messages whose token count is filled per statement (after writes that bypassed the store, or an import). */
 const COUNT_CHUNK = 256;
 /** Rows longer than this (UTF-16 units) are judged one per event-loop turn. */
 const BIG_ROW_CHARS = 65_536;
-/** Per phrase, at most this many FULLTEXT matches that could be another word for the collation are judged. */
-const JUDGED_COUNT_MAX = 5_000;
+/** Per phrase, at most this many candidates are judged for bm25's document count (more: a sample of this many). */
+const JUDGED_COUNT_MAX = 1_000;
 
 /**
  * The text FTS5 indexes for a message (Hermes' trigger: content, tool name and tool calls joined by spaces,
@@ -133,6 +134,8 @@ function likeNarrowing(node: QueryNode, path: MatchPath): SQL {
 
 interface Candidate {
   id: number;
+  /** Characters of its searchable text (message_search.char_count): how much a read of it brings. */
+  chars: number;
   /** Epoch seconds (the connection's time zone is UTC). */
   t: number;
 }
@@ -148,6 +151,17 @@ const idList = (ids: readonly number[]) =>
   );
 
 const mode = (path: MatchPath) => (path === 'words' ? 'words' : 'substrings');
+
+/** The end of the read that starts at `from`: up to `rows` candidates and JUDGE_CHARS characters (at least one). */
+function batchEnd(list: readonly Candidate[], from: number, rows = JUDGE_ROWS): number {
+  let end = from;
+  let chars = 0;
+  while (end < list.length && end - from < rows && (end === from || chars + list[end]!.chars <= JUDGE_CHARS)) {
+    chars += list[end]!.chars;
+    end++;
+  }
+  return end;
+}
 
 /** The search statements over our tables. */
 export interface MysqlSearchStatements extends SearchStatements {
@@ -181,15 +195,16 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   function* candidates(path: MatchPath, match: QueryNode, where: SQL | null): Op<Candidate[]> {
     const narrowing = path === 'words' ? fulltextNarrowing(match, yield* tokenBounds()) : null;
     const sessions = where === null ? sql`` : sql`JOIN ${t.sessions} s ON s.id = m.session_id`;
-    const found = yield* rows<{ id: unknown; t: unknown }>(
+    const found = yield* rows<{ id: unknown; t: unknown; chars: unknown }>(
       narrowing !== null
-        ? sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t FROM message_search ms
+        ? sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t, ms.char_count AS chars FROM message_search ms
             JOIN ${t.messages} m ON m.id = ms.message_id ${sessions}
             WHERE MATCH(ms.search_text) AGAINST (${`+${narrowing}`} IN BOOLEAN MODE) ${where ?? sql``}`
-        : sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t FROM ${t.messages} m ${sessions}
+        : sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t, ms.char_count AS chars FROM ${t.messages} m
+            JOIN message_search ms ON ms.message_id = m.id ${sessions}
             WHERE ${likeNarrowing(match, path)} ${where ?? sql``}`,
     );
-    return found.map((r) => ({ id: Number(r.id), t: Number(r.t) }));
+    return found.map((r) => ({ id: Number(r.id), t: Number(r.t), chars: Number(r.chars) }));
   }
 
   /** FTS5's verdict on each candidate, read a few rows at a time (a message may be megabytes long). */
@@ -214,17 +229,23 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   /**
    * How many messages of the whole table contain `phrase` (bm25's per-phrase document count), as FTS5 counts:
    * FULLTEXT's matches, where the collation cannot have equated another word (an ASCII word in an ASCII text:
-   * no accents, ligatures, full-width letters or ß there), and every other candidate judged. A phrase with more
-   * than JUDGED_COUNT_MAX other candidates takes FULLTEXT's count for them (README: a named difference).
+   * no accents, ligatures, full-width letters or ß there), and the other candidates judged. Past
+   * JUDGED_COUNT_MAX other candidates, an evenly spaced sample of that many is judged and the share scaled
+   * (README: a named difference; a count off by a few percent moves bm25's IDF by a fraction of that).
    */
   function* documentCount(path: MatchPath, phrase: Phrase): Op<number> {
     const b = yield* tokenBounds();
     if (phrase.tokens.length === 0) return 0;
     const judgeAll = function* (found: Candidate[]): Op<number> {
+      const step = Math.max(1, found.length / JUDGED_COUNT_MAX);
+      const sample =
+        step === 1 ? found : Array.from({ length: JUDGED_COUNT_MAX }, (_, k) => found[Math.floor(k * step)]!);
       let n = 0;
-      for (let i = 0; i < found.length; i += JUDGE_CHUNK)
-        n += (yield* judge(path, phrase, found.slice(i, i + JUDGE_CHUNK))).length;
-      return n;
+      for (let i = 0, j = 0; i < sample.length; i = j) {
+        j = batchEnd(sample, i);
+        n += (yield* judge(path, phrase, sample.slice(i, j))).length;
+      }
+      return step === 1 ? n : Math.round((n * found.length) / sample.length);
     };
     const whole =
       path === 'words' &&
@@ -242,12 +263,12 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     );
     const exact = ascii ? Number(counts!.exact) : 0;
     const other = Number(counts!.other) + (ascii ? 0 : Number(counts!.exact));
-    if (other === 0 || other > JUDGED_COUNT_MAX) return exact + other;
-    const found = yield* rows<{ id: unknown }>(
-      sql`SELECT message_id AS id FROM message_search WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE)
-        ${ascii ? sql`AND NOT ascii_only` : sql``}`,
+    if (other === 0) return exact;
+    const found = yield* rows<{ id: unknown; chars: unknown }>(
+      sql`SELECT message_id AS id, char_count AS chars FROM message_search
+        WHERE MATCH(search_text) AGAINST (${q} IN BOOLEAN MODE) ${ascii ? sql`AND NOT ascii_only` : sql``}`,
     );
-    return exact + (yield* judgeAll(found.map((r) => ({ id: Number(r.id), t: 0 }))));
+    return exact + (yield* judgeAll(found.map((r) => ({ id: Number(r.id), t: 0, chars: Number(r.chars) }))));
   }
 
   /**
@@ -295,8 +316,10 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   ) {
     found.sort((a, b) => b.id - a.id);
     const matched: Judged[] = [];
-    for (let i = 0; i < found.length && matched.length <= cap; i += JUDGE_CHUNK)
-      matched.push(...(yield* judge(path, match, found.slice(i, i + JUDGE_CHUNK))));
+    for (let i = 0, j = 0; i < found.length && matched.length <= cap; i = j) {
+      j = batchEnd(found, i);
+      matched.push(...(yield* judge(path, match, found.slice(i, j))));
+    }
     const capped = matched.length > cap;
     const w = yield* weights(path, match);
     const scored = matched.slice(0, cap).map((j) => ({ id: j.id, score: bm25Score(j.ev.freq, j.ev.length, w) }));
@@ -322,15 +345,19 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     const matched: Judged[] = [];
     let i = 0;
     while (i < found.length && matched.length < end) {
-      matched.push(...(yield* judge(path, match, found.slice(i, i + JUDGE_CHUNK))));
-      i += JUDGE_CHUNK;
+      // Most candidates match: read about twice what the page still needs.
+      const j = batchEnd(found, i, Math.min(JUDGE_ROWS, Math.max(32, 2 * (end - matched.length))));
+      matched.push(...(yield* judge(path, match, found.slice(i, j))));
+      i = j;
     }
     const edge = matched.length >= end && end > 0 ? matched[end - 1]!.t : null;
     if (edge !== null) {
       const rest: Candidate[] = [];
       for (; i < found.length && found[i]!.t === edge; i++) rest.push(found[i]!);
-      for (let k = 0; k < rest.length; k += JUDGE_CHUNK)
-        matched.push(...(yield* judge(path, match, rest.slice(k, k + JUDGE_CHUNK))));
+      for (let k = 0, j = 0; k < rest.length; k = j) {
+        j = batchEnd(rest, k);
+        matched.push(...(yield* judge(path, match, rest.slice(k, j))));
+      }
     }
     const scores = new Map<number, number>();
     const perTime = new Map<number, number>();
@@ -389,7 +416,7 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         FROM ${t.messages} m WHERE m.id IN (${idList(ids)})`;
     },
     *matchesMessage(path, match, id) {
-      const [found] = yield* judge(path, match, [{ id, t: 0 }]);
+      const [found] = yield* judge(path, match, [{ id, t: 0, chars: 0 }]);
       return found !== undefined;
     },
     like: (tokens, where, limit, offset) => {

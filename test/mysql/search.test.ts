@@ -86,11 +86,13 @@ const query = fc
   .map((parts) => parts.map(([w, op], i) => (i === 0 ? w : op + w)).join(''));
 
 /**
- * A named difference (README, MySQL/MariaDB): in a substring (CJK) query with NOT under an OR, FTS5's bm25 may
- * count the NOT's right-hand phrase in a row that matched through the other branch, when its iterator happens
- * to rest on that row; the judged evaluation never counts it. Hits are equal; their rank can differ.
+ * A named difference (README, MySQL/MariaDB): with NOT under an OR, FTS5's bm25 sometimes counts the NOT's
+ * right-hand phrase in a row that matched through the other branch (when FTS5's iterator happens to rest on
+ * that row: "file OR bcd NOT k8s" over a row holding file and k8s; a small table does not show it). The
+ * judged evaluation, like Postgres' postings, never counts it. The hits are equal; their rank can differ, and
+ * FTS5's snippet then also marks that phrase.
  */
-const rankedByFts5State = (q: string) => /[\u3040-\u30ff\u4e00-\u9fff]/.test(q) && / NOT /.test(q) && / OR /.test(q);
+const rankedByFts5State = (q: string) => / NOT /.test(q) && / OR /.test(q);
 
 const harness = await mariadbHarness();
 const available = reportAvailability(harness);
@@ -134,9 +136,9 @@ describe.skipIf(!available)(
                 const expected = (await sqlite.searchMessages(q, { sort, limit: -1 })).map((h) => [h.id, h.snippet]);
                 const got = (await mariadb.searchMessages(q, { sort, limit: -1 })).map((h) => [h.id, h.snippet]);
                 if (rankedByFts5State(q)) {
-                  // The named difference below: the same hits, in an order FTS5's iterators decide.
-                  const byId = (a: unknown[], b: unknown[]) => Number(a[0]) - Number(b[0]);
-                  expect([...got].sort(byId), `${q} (${sort})`).toEqual([...expected].sort(byId));
+                  // The named difference above: the same hits, ranked and highlighted as FTS5's iterators decide.
+                  const ids = (hits: unknown[][]) => hits.map((h) => Number(h[0])).sort((a, b) => a - b);
+                  expect(ids(got), `${q} (${sort})`).toEqual(ids(expected));
                 } else expect(got, `${q} (${sort})`).toEqual(expected);
               }
           },

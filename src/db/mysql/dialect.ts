@@ -180,8 +180,11 @@ export class MysqlDialect implements Dialect {
         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${table} AND COLUMN_NAME = ${column}`;
   walkSeed = (value: SQL) => sql`CAST(${value} AS CHAR(${sql.raw(String(MYSQL_ID_BYTES))}))`;
   likeAsciiCi = (expr: SQL, pattern: string) =>
+    // A pattern without ASCII letters (CJK) matches the same bytes in any case: no folding to do on each row.
     // '\\' in MySQL's string syntax is one backslash.
-    sql`${asciiLower(expr)} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`;
+    /[A-Za-z]/.test(pattern)
+      ? sql`${asciiLower(expr)} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`
+      : sql`CAST(${expr} AS BINARY) LIKE CAST(${pattern} AS BINARY) ESCAPE '\\\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   // Compared text is binary already (schema/mysql.ts): byte order, as SQLite's BINARY collation.
   binary = (expr: SQL) => expr;
