@@ -7,7 +7,7 @@
  * trigram substrings of the query). Relevance is FTS5's bm25 over the same figures: the row's length in
  * unicode61 tokens, the corpus' rows and tokens (message_search.token_count, migration 0004), and each
  * phrase's document count. What differs from SQLite is named in the README (MySQL/MariaDB) and in
- * test/search-parity.test.ts.
+ * test/mysql/search.test.ts.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
@@ -166,7 +166,7 @@ function batchEnd(list: readonly Candidate[], from: number, rows = JUDGE_ROWS): 
   return end;
 }
 
-/** The search statements over our tables. */
+/** MySQL's search statements, with the token-count upkeep that the dialect and the search repository drive. */
 export interface MysqlSearchStatements extends SearchStatements {
   catchUp(): Op<boolean>;
   /**
@@ -176,6 +176,7 @@ export interface MysqlSearchStatements extends SearchStatements {
   fillRange(after: number, last: number): Op<number | null>;
 }
 
+/** The search statements over our tables. */
 export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSearchStatements {
   let bounds: TokenBounds | null = null;
 
