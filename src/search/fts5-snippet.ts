@@ -248,12 +248,20 @@ export interface RowEvaluation {
  * the candidates (MySQL's FULLTEXT, or a LIKE scan), so that what they return and how it ranks is FTS5's.
  */
 export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): RowEvaluation {
+  return rowEvaluator(root, mode)(text);
+}
+
+/** evaluateRow for many rows of one query: the query is compiled, and its ASCII patterns built, once. */
+export function rowEvaluator(root: QueryNode, mode: QueryMode): (text: string) => RowEvaluation {
   const q = compile(root, mode);
-  if (mode === 'words' && !NON_ASCII.test(text)) return evaluateAsciiRow(q, text);
-  const texts: string[] = [];
-  const sc = scanner(text, mode);
-  while (sc.next()) texts.push(sc.text);
-  return evaluateTokens(q, texts);
+  const patterns = new Map<number, RegExp | null>();
+  return (text) => {
+    if (mode === 'words' && !NON_ASCII.test(text)) return evaluateAsciiRow(q, text, patterns);
+    const texts: string[] = [];
+    const sc = scanner(text, mode);
+    while (sc.next()) texts.push(sc.text);
+    return evaluateTokens(q, texts);
+  };
 }
 
 /** evaluateRow from the row's tokens (as unicode61Tokens or trigramTokens give them), by the general path. */
@@ -286,24 +294,29 @@ const isAsciiWordChar = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 
  * character outside [0-9A-Za-z] and only lower-cases, so each phrase's instances are the matches of one
  * case-insensitive regular expression (a lookahead, so overlapping instances of a phrase all count).
  */
-function evaluateAsciiRow(q: CompiledQuery, text: string): RowEvaluation {
+function asciiPattern(p: CompiledPhrase): RegExp | null {
+  // A folded token with anything but [0-9a-z] in it matches no token of an ASCII text.
+  if (!p.tokens.every((t) => /^[0-9a-z]+$/.test(t))) return null;
+  const last = p.tokens.length - 1;
+  const body = p.tokens
+    .map((t, i) => (i === last ? (p.prefix ? `${t}${ASCII_WORD}*` : `${t}(?!${ASCII_WORD})`) : t))
+    .join(ASCII_GAP);
+  return new RegExp(p.tokens.length === 1 ? `(?<!${ASCII_WORD})${body}` : `(?<!${ASCII_WORD})(?=${body})`, 'gi');
+}
+
+function evaluateAsciiRow(q: CompiledQuery, text: string, patterns: Map<number, RegExp | null>): RowEvaluation {
   const counts = new Map<number, number>();
   const count = (p: CompiledPhrase) => {
     let n = counts.get(p.index);
     if (n === undefined) {
       n = 0;
-      // A folded token with anything but [0-9a-z] in it matches no token of an ASCII text.
-      if (p.tokens.every((t) => /^[0-9a-z]+$/.test(t))) {
-        const last = p.tokens.length - 1;
-        const body = p.tokens
-          .map((t, i) => (i === last ? (p.prefix ? `${t}${ASCII_WORD}*` : `${t}(?!${ASCII_WORD})`) : t))
-          .join(ASCII_GAP);
-        const re = new RegExp(
-          p.tokens.length === 1 ? `(?<!${ASCII_WORD})${body}` : `(?<!${ASCII_WORD})(?=${body})`,
-          'gi',
-        );
-        for (const _ of text.matchAll(re)) n++;
+      let re = patterns.get(p.index);
+      if (re === undefined) {
+        re = asciiPattern(p);
+        patterns.set(p.index, re);
       }
+      // matchAll works on a copy of the pattern: its lastIndex never carries over between rows.
+      if (re !== null) for (const _ of text.matchAll(re)) n++;
       counts.set(p.index, n);
     }
     return n;

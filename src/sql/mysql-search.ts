@@ -3,7 +3,7 @@
  * differently from FTS5's unicode61 (it drops words shorter than innodb_ft_min_token_size, splits CJK only at
  * spaces, folds by collation), so here it only narrows: each query is turned into a FULLTEXT boolean query
  * that every message FTS5 would match also matches (or, where it cannot be, a LIKE scan), and each candidate
- * is then judged by FTS5's own rules in TypeScript (evaluateRow: the phrases, operators, prefixes and
+ * is then judged by FTS5's own rules in TypeScript (rowEvaluator: the phrases, operators, prefixes and
  * trigram substrings of the query). Relevance is FTS5's bm25 over the same figures: the row's length in
  * unicode61 tokens, the corpus' rows and tokens (message_search.token_count, migration 0004), and each
  * phrase's document count. What differs from SQLite is named in the README (MySQL/MariaDB) and in
@@ -13,7 +13,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
 import { type Op, changes, exec, rows } from '../db/ops.js';
 import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
-import { evaluateRow, type RowEvaluation, tokenCount } from '../search/fts5-snippet.js';
+import { type RowEvaluation, rowEvaluator, tokenCount } from '../search/fts5-snippet.js';
 import type { Phrase, QueryNode } from '../search/query.js';
 import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
 import { containsPattern } from './like.js';
@@ -218,11 +218,12 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
       sql`SELECT m.id, ${searchText('m')} AS text FROM ${t.messages} m WHERE m.id IN (${idList(batch.map((c) => c.id))})`,
     );
     const byId = new Map(texts.map((r) => [Number(r.id), String(r.text ?? '')]));
+    const evaluateRow = rowEvaluator(match, mode(path));
     const out: Judged[] = [];
     for (const c of batch) {
       const text = byId.get(c.id);
       if (text === undefined) continue; // deleted since the candidates were read
-      const ev = evaluateRow(match, text, mode(path));
+      const ev = evaluateRow(text);
       if (ev.match) out.push({ ...c, ev });
       // Judging a big row takes milliseconds: a round trip lets the event loop run before the next one.
       if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
