@@ -12,7 +12,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildHermesFile } from '../bench/import.js';
-import { importHermesStateDb, openStore } from '../src/index.js';
+import { type MysqlBackend, importHermesStateDb, openStore } from '../src/index.js';
+import { mariadbHarness, probeMysql } from './helpers/mariadb.js';
 import { type ActivityRow, activityAgainstBackfill } from './helpers/session-activity.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-deferred-activity-'));
@@ -143,3 +144,63 @@ describe('SQLite import: session activity built at the end', () => {
     expect(activityAgainstBackfill(file).stored).toEqual(stored);
   }, 120_000);
 });
+
+const mysqlUnavailable = await probeMysql();
+
+// MySQL holds the message insert trigger off through a connection variable and builds session_activity
+// afterwards (hsdb_session_activity_build, migration 0006): the values must be SQLite's for the same import.
+describe.skipIf(mysqlUnavailable !== undefined)(
+  `MariaDB import: session_activity built at the end${mysqlUnavailable ? ` (skipped: ${mysqlUnavailable})` : ''}`,
+  () => {
+    it("ends with SQLite's values for the same import, and a second import changes nothing", async () => {
+      const source = path.join(dir, 'state-for-mariadb.db');
+      buildSource(source);
+      const file = path.join(dir, 'sqlite-for-mariadb.db');
+      const sqlite = await openStore(`sqlite:${file}`);
+      try {
+        await importHermesStateDb(source, sqlite);
+      } finally {
+        await sqlite.close();
+      }
+      const expected = activityAgainstBackfill(file).stored;
+      expect(expected.some((r) => r.last_message_at !== null && r.chain_last_active !== r.last_message_at)).toBe(true);
+
+      const h = await mariadbHarness();
+      try {
+        const store = await openStore(await h.freshUrl());
+        const read = () =>
+          (store.backend as MysqlBackend).withConnection(async (c) => {
+            const [rows] = await c.query(
+              `SELECT s.id, UNIX_TIMESTAMP(a.last_message_at) AS last_message_at, UNIX_TIMESTAMP(a.chain_last_active) AS chain_last_active
+               FROM sessions s LEFT JOIN session_activity a ON a.session_id = s.id ORDER BY s.id`,
+            );
+            return (rows as Array<Record<string, unknown>>).map((r) => ({
+              id: String(r.id),
+              last_message_at: r.last_message_at === null ? null : Number(r.last_message_at),
+              chain_last_active: r.chain_last_active === null ? null : Number(r.chain_last_active),
+            }));
+          });
+        try {
+          await importHermesStateDb(source, store);
+          const stored = await read();
+          expect(stored).toEqual(expected);
+          await importHermesStateDb(source, store, { onConflict: 'keep-target' });
+          expect(await read()).toEqual(stored);
+          // Appends after the import run the trigger again (the connection variable was reset).
+          const [tip] = stored.filter((r) => r.id === 's12');
+          const at = await store.appendMessage('s12', 'user', 'after the import');
+          expect(at).toBeGreaterThan(0);
+          const after = await read();
+          const appended = (await store.getMessages('s12')).at(-1)!.timestamp;
+          expect(after.find((r) => r.id === 's12')!.last_message_at).toBe(appended);
+          expect(after.find((r) => r.id === 's10')!.chain_last_active).toBe(appended);
+          expect(tip!.last_message_at).not.toBe(appended);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await h.cleanup();
+      }
+    }, 180_000);
+  },
+);

@@ -8,6 +8,7 @@ import type { MessageContent, MessageContentInput } from '../codecs/content.js';
 import type { JsonInput, JsonValue } from '../codecs/json.js';
 import type { Op } from './ops.js';
 import type { QueryNode } from '../search/query.js';
+import type { KeptActivity } from '../sql/activity.js';
 import type { TableNames } from '../sql/tables.js';
 
 export type SearchOrder = 'relevance' | 'newest' | 'oldest';
@@ -189,10 +190,11 @@ export interface Dialect {
    */
   onConflict(keys: readonly string[], update?: readonly string[], anyKey?: boolean): SQL;
   /**
-   * Whether the database keeps sessions.last_message_at and chain_last_active right itself (the SQLite and
-   * Postgres triggers of the session-activity migrations). Without it listings compute activity as Hermes does.
+   * Where the database keeps each session's last_message_at and chain_last_active right itself (the triggers of
+   * the session-activity migrations: sessions' own columns, or MySQL's session_activity). Where they are missing
+   * (a Hermes file opened as it is) listings compute activity as Hermes does.
    */
-  readonly maintainsActivity: boolean;
+  readonly activity: KeptActivity;
   /** A query answering one row when our table `table` has the column `column` (a Hermes file may lack ours), none otherwise. */
   columnExists(table: string, column: string): SQL;
   /**

@@ -320,16 +320,15 @@ export class SessionRepo {
   private maintainedColumns: boolean | undefined;
 
   /**
-   * Whether sessions has the trigger-kept activity columns (every store we migrated), looked up once. A Hermes
-   * file opened with { migrate: false } has not: the listing then computes them as Hermes does.
+   * Whether the store has the trigger-kept activity values (d.activity: every store we migrated), looked up once.
+   * A Hermes file opened with { migrate: false } has not: the listing then computes them as Hermes does.
    */
   private activityMaintained(): () => Op<boolean> {
     const self = this;
     const { d } = this.ctx;
     return function* () {
-      if (self.maintainedColumns === undefined && !d.maintainsActivity) self.maintainedColumns = false;
       if (self.maintainedColumns === undefined) {
-        const found = yield* rows<{ name: unknown }>(d.columnExists('sessions', 'chain_last_active'));
+        const found = yield* rows<{ name: unknown }>(d.activity.probe);
         self.maintainedColumns = found.length > 0;
       }
       return self.maintainedColumns;

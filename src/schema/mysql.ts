@@ -17,7 +17,6 @@
  *
  * Search (FULLTEXT) and the session-activity maintenance live in custom migrations under drizzle/mysql/.
  */
-import { sql } from 'drizzle-orm';
 import {
   type AnyMySqlColumn,
   bigint,
@@ -108,7 +107,10 @@ export const sessions = mysqlTable(
     handoffState: binaryKey('handoff_state', MYSQL_STATE_BYTES),
     handoffPlatform: binaryText('handoff_platform'),
     handoffError: freeText('handoff_error'),
-    /** Derived (see the SQLite schema); kept by the store's writes, see drizzle/mysql's custom migrations. */
+    /**
+     * Derived on SQLite and Postgres; on MySQL they stay NULL, and session_activity (below) holds the values:
+     * kept as columns so that every dialect's sessions rows have the same columns.
+     */
     lastMessageAt: epochSeconds('last_message_at'),
     chainLastActive: epochSeconds('chain_last_active'),
   },
@@ -123,12 +125,28 @@ export const sessions = mysqlTable(
     // A unique index admits any number of NULLs in MySQL: Hermes' partial index, without the WHERE.
     uniqueIndex('idx_sessions_title_unique').on(t.title),
     index('idx_sessions_handoff_pending').on(t.handoffState, t.startedAt),
-    index('idx_sessions_chain_last_active').on(
-      sql`${t.chainLastActive} DESC`,
-      sql`${t.startedAt} DESC`,
-      sql`${t.id} DESC`,
-    ),
   ],
+);
+
+/**
+ * MySQL only: each session's kept activity, which SQLite and Postgres keep in sessions.last_message_at and
+ * chain_last_active. A session's insert, update or delete changes its compression ancestors' chain_last_active,
+ * and a MySQL trigger cannot update the table that fired it (error 1442): so the values live here, kept by the
+ * triggers of drizzle/mysql/0006_session_activity_triggers.sql, one row per session. started_at is a copy, so
+ * that one index holds the listing's order. No foreign key: the triggers add and remove the rows, and a
+ * cascade would change this table inside a sessions statement whose triggers write it too.
+ */
+export const sessionActivity = mysqlTable(
+  'session_activity',
+  {
+    sessionId: binaryKey('session_id', MYSQL_ID_BYTES).primaryKey(),
+    startedAt: epochSeconds('started_at').notNull(),
+    lastMessageAt: epochSeconds('last_message_at'),
+    chainLastActive: epochSeconds('chain_last_active').notNull(),
+  },
+  // Read backwards this is (chain_last_active DESC, started_at DESC, session_id DESC): InnoDB ends a secondary
+  // index with the primary key. 8 + 8 + 3,048 bytes fit InnoDB's 3,072.
+  (t) => [index('idx_session_activity_order').on(t.chainLastActive, t.startedAt)],
 );
 
 export const messages = mysqlTable(

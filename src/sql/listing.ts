@@ -8,18 +8,20 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Dialect } from '../db/dialect.js';
 import { COMPRESSION_TIP_HOPS, compressionWalkCte } from './lineage.js';
 
+/** The rich columns of sessions alias `s`; with `maintained`, the FROM clause must add `d.activity.of('s').join`. */
 export function richColumns(d: Dialect, maintained = false): SQL {
   return sql`s.*, ${previewOf(d, 's')} AS _preview_raw, ${lastActiveOf(d, 's', maintained)} AS last_active`;
 }
 
 /**
- * Latest message, else started_at: read from sessions.last_message_at where the triggers keep it (migration
- * *_session_activity_triggers), else one index seek per row (a Hermes file opened with { migrate: false }).
+ * Latest message, else started_at: read from the kept last_message_at where the triggers keep it (migration
+ * *_session_activity_triggers; d.activity's join must be in the FROM clause), else one index seek per row (a
+ * Hermes file opened with { migrate: false }).
  */
 function lastActiveOf(d: Dialect, alias: 's' | 't', maintained: boolean): SQL {
   const a = sql.raw(alias);
   return maintained
-    ? sql`COALESCE(${a}.last_message_at, ${a}.started_at)`
+    ? sql`COALESCE(${d.activity.of(alias).lastMessageAt}, ${a}.started_at)`
     : sql`COALESCE((SELECT MAX(m2.timestamp) FROM ${d.t.messages} m2 WHERE m2.session_id = ${a}.id), ${a}.started_at)`;
 }
 
@@ -69,24 +71,33 @@ export function listingQuery(d: Dialect, q: ListingQuery): SQL {
   // Postgres sorts NULLs first in DESC order; its indexes (as drizzle-kit writes them) and SQLite put them last.
   // No key is NULL (started_at is NOT NULL, chain_last_active is always set): the same order, and the index serves it.
   const desc = d.name === 'pg' ? sql`DESC NULLS LAST` : sql`DESC`;
-  const order = (a: 's' | 'l') => {
-    const col = (name: string) => sql.raw(`${a}.${name}`);
-    const keys = [sql`${col('started_at')} ${desc}`, sql`${d.binary(col('id'))} ${desc}`];
-    if (q.byActivity) keys.unshift(sql`${col('chain_last_active')} ${desc}`);
-    return sql.join(keys, sql`, `);
-  };
+  const kept = d.activity.of('s');
+  // The page's keys as the activity index holds them (MySQL: session_activity's copies of started_at and id).
+  const keys = q.byActivity
+    ? [kept.chainLastActive, kept.startedAt, d.binary(kept.id)]
+    : [sql`s.started_at`, d.binary(sql`s.id`)];
   const tipId = q.withTips
     ? sql`, CASE WHEN s.end_reason = 'compression' THEN ${compressionTipOf(d, sql`s.id`)} END AS _tip_id`
     : sql``;
+  const chainColumn = q.byActivity && q.maintained ? sql`, ${kept.chainLastActive} AS _chain_last_active` : sql``;
   const page =
     q.byActivity && !q.maintained
       ? chainActivityPage(d, q.where, sql`${richColumns(d)}${tipId}`, q.limit, q.offset)
-      : sql`SELECT ${richColumns(d, q.maintained)}${tipId} FROM ${d.t.sessions} s ${q.where}
-    ORDER BY ${order('s')} LIMIT ${d.int(q.limit)} OFFSET ${d.int(q.offset)}`;
+      : sql`SELECT ${richColumns(d, q.maintained)}${chainColumn}${tipId}
+    FROM ${d.t.sessions} s ${q.maintained ? kept.join : sql``} ${q.where}
+    ORDER BY ${sql.join(
+      keys.map((k) => sql`${k} ${desc}`),
+      sql`, `,
+    )} LIMIT ${d.int(q.limit)} OFFSET ${d.int(q.offset)}`;
   if (!q.withTips) return page;
+  const outerKeys = [...(q.byActivity ? [sql`l._chain_last_active`] : []), sql`l.started_at`, d.binary(sql`l.id`)];
   return sql`SELECT l.*, ${tipColumns(d, q.maintained)}
     FROM (${page}) l LEFT JOIN ${d.t.sessions} t ON t.id = l._tip_id AND t.id <> l.id
-    ORDER BY ${q.byActivity && !q.maintained ? sql`l._chain_last_active ${desc}, l.started_at ${desc}, ${d.binary(sql`l.id`)} ${desc}` : order('l')}`;
+    ${q.maintained ? d.activity.of('t', true).join : sql``}
+    ORDER BY ${sql.join(
+      outerKeys.map((k) => sql`${k} ${desc}`),
+      sql`, `,
+    )}`;
 }
 
 /**
@@ -153,7 +164,7 @@ export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolea
     firsts AS (SELECT root, id, MIN(depth) AS first FROM walk WHERE id IS NOT NULL GROUP BY root, id),
     tips AS (SELECT f.root, f.id FROM firsts f WHERE f.first = (SELECT MAX(g.first) FROM firsts g WHERE g.root = f.root))
     SELECT tips.root AS _root, ${tipColumns(d, maintained)}
-    FROM tips JOIN ${d.t.sessions} t ON t.id = tips.id
+    FROM tips JOIN ${d.t.sessions} t ON t.id = tips.id ${maintained ? d.activity.of('t', true).join : sql``}
     WHERE tips.id <> tips.root`;
 }
 

@@ -49,6 +49,7 @@ describe.skipIf(unavailable !== undefined)(
           MYSQL_STEPS_TABLE,
           'message_search',
           'messages',
+          'session_activity',
           'sessions',
           'state_meta',
           'telegram_dm_topic_bindings',
@@ -84,6 +85,37 @@ describe.skipIf(unavailable !== undefined)(
         expect(await count(c, `SELECT COUNT(*) AS n FROM \`${HISTORY_TABLE}\``)).toBe(shipped.length);
       } finally {
         await Promise.all(connections.map((conn) => conn.end()));
+      }
+    });
+
+    // The one statement that may have run without being recorded (the process died between the two) is run
+    // again: for every shipped statement after the first migration, that second run must be accepted.
+    it('every shipped statement that ran but was not recorded is accepted when run again, and the run completes', async () => {
+      const folders = path.join(os.tmpdir(), `hsdb-mysql-rerun-${process.pid}`);
+      try {
+        for (const [at, migration] of shipped.entries()) {
+          if (at === 0) continue; // the first statement of all creates the bookkeeping tables first
+          const before = path.join(folders, migration.tag);
+          fs.cpSync(MYSQL_MIGRATIONS_FOLDER, before, { recursive: true });
+          const journalFile = path.join(before, 'meta', '_journal.json');
+          const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as { entries: unknown[] };
+          journal.entries = journal.entries.slice(0, at);
+          fs.writeFileSync(journalFile, JSON.stringify(journal));
+          for (const step of migration.statements.keys()) {
+            const c = await dbs.fresh();
+            await migrateMysql(c, { where, migrationsFolder: before });
+            for (const [k, statement] of migration.statements.entries()) {
+              if (k > step) break;
+              await c.query(statement);
+              if (k < step)
+                await c.query(`INSERT INTO \`${MYSQL_STEPS_TABLE}\` (hash, step) VALUES (?, ?)`, [migration.hash, k]);
+            }
+            const report = await migrateMysql(c, { where });
+            expect(report.applied, `${migration.tag} step ${step}`).toEqual(shipped.slice(at).map((m) => m.tag));
+          }
+        }
+      } finally {
+        fs.rmSync(folders, { recursive: true, force: true });
       }
     });
 
@@ -272,6 +304,74 @@ describe.skipIf(unavailable !== undefined)(
           await upgraded.close();
         }
       } finally {
+        await h.cleanup();
+      }
+    });
+
+    it('0005/0006 (session activity) keep every row, fill session_activity as SQLite keeps its columns, and the activity page reads the index', async () => {
+      const h = await mariadbHarness();
+      const clock = new TestClock();
+      const reference = await openStore(':memory:', { clock: clock.now });
+      try {
+        const url = await h.freshUrl();
+        const old = await openStore(url, { clock: clock.now, migrationsFolder: folderBefore('0005_session_activity') });
+        // Compression chains three deep, branches, roots without messages, and a message older than its session.
+        for (const store of [old, reference]) {
+          clock.set(TestClock.START);
+          for (let r = 0; r < 40; r++) {
+            const root = `r${String(r).padStart(2, '0')}`;
+            clock.set(TestClock.START + r * 100);
+            await store.createSession(root, r % 2 ? 'cli' : 'telegram');
+            if (r % 5 === 4) continue;
+            await store.appendMessage(root, 'user', `hello ${r}`);
+            if (r % 3 === 0) {
+              clock.set(TestClock.START + r * 100 + 10);
+              await store.endSession(root, 'compression');
+              clock.set(TestClock.START + r * 100 + 11);
+              await store.createSession(`${root}-c1`, 'cli', { parentSessionId: root });
+              clock.set(TestClock.START + 5000 - r * 50);
+              await store.appendMessage(`${root}-c1`, 'assistant', 'continued');
+              if (r % 2 === 0) {
+                await store.endSession(`${root}-c1`, 'compression');
+                clock.set(TestClock.START + 5001 - r * 50);
+                await store.createSession(`${root}-c2`, 'cli', { parentSessionId: `${root}-c1` });
+              }
+            }
+          }
+        }
+        const before = {
+          sessions: await old.listSessionsRich({ includeChildren: true, limit: -1 }),
+          messages: await old.exportAll(),
+        };
+        await old.close();
+
+        const upgraded = await openStore(url, { clock: clock.now });
+        try {
+          expect((await upgraded.migrationStatus()).pending).toEqual([]);
+          expect(await upgraded.listSessionsRich({ includeChildren: true, limit: -1 })).toEqual(before.sessions);
+          expect(await upgraded.exportAll()).toEqual(before.messages);
+          for (const options of [
+            { orderByLastActive: true, limit: -1 },
+            { orderByLastActive: true, includeChildren: true, limit: -1 },
+            { orderByLastActive: true, source: 'cli', limit: 7, offset: 3 },
+          ])
+            expect(await upgraded.listSessionsRich(options), JSON.stringify(options)).toEqual(
+              await reference.listSessionsRich(options),
+            );
+          const plan = await (upgraded.backend as MysqlBackend).withConnection(async (c) => {
+            const [rows] = await c.query(
+              `EXPLAIN SELECT s.id FROM sessions s JOIN session_activity activity_s ON activity_s.session_id = s.id
+               ORDER BY activity_s.chain_last_active DESC, activity_s.started_at DESC, activity_s.session_id DESC LIMIT 20`,
+            );
+            return rows as Array<{ table: string; key: string | null; Extra: string | null }>;
+          });
+          expect(plan[0]).toMatchObject({ table: 'activity_s', key: 'idx_session_activity_order' });
+          expect(plan[0]?.Extra ?? '').not.toMatch(/filesort/);
+        } finally {
+          await upgraded.close();
+        }
+      } finally {
+        await reference.close();
         await h.cleanup();
       }
     });

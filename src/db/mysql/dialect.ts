@@ -5,6 +5,7 @@
  * written; what MySQL spells differently is here.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import { activityInTable } from '../../sql/activity.js';
 import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
@@ -148,10 +149,28 @@ export class MysqlDialect implements Dialect {
     throw new TypeError(`unsupported conflict clause for MySQL: ${onConflict}`);
   }
 
-  bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
-    this.bulkInsert('messages', columns, rows, onConflict);
-  /** Nothing is held off during the insert; after it, the imported messages' token counts are filled (word search's bm25). */
-  buildDeferredChunk = (after: number, last: number): Op<number | null> => this.search.fillRange(after, last);
+  /**
+   * The session-activity insert trigger is held off for these statements (migration 0006 reads
+   * @hsdb_deferred_activity, a variable of this connection alone); buildDeferredChunk computes the values after.
+   */
+  *bulkInsertMessages(columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) {
+    yield* exec(sql`SET @hsdb_deferred_activity = 1`);
+    try {
+      yield* this.bulkInsert('messages', columns, rows, onConflict);
+    } finally {
+      // Also after a failed insert: the pooled connection serves appends next.
+      yield* exec(sql`SET @hsdb_deferred_activity = NULL`);
+    }
+  }
+  /**
+   * After an import's inserts: the messages' token counts (word search's bm25), then the session activity of the
+   * same id range (hsdb_session_activity_build recomputes each touched session and its compression ancestors).
+   */
+  *buildDeferredChunk(after: number, last: number, limit: number): Op<number | null> {
+    const end = (yield* this.search.fillRange(after, last)) ?? Math.min(last, after + limit);
+    yield* exec(sql`CALL hsdb_session_activity_build(${after}, ${end})`);
+    return end;
+  }
   readonly bulkContent = {
     columns: [{ name: 'content', type: 'free' }] as const,
     values: (stored: string | null) => [stored],
@@ -172,12 +191,11 @@ export class MysqlDialect implements Dialect {
           `ON DUPLICATE KEY UPDATE ${keys[0]} = ${keys[0]}`
         : `ON DUPLICATE KEY UPDATE ${update.map((c) => `${c} = VALUES(${c})`).join(', ')}`,
     );
-  // Not yet: a MySQL trigger cannot update the table that fired it (error 1442), so the sessions-side changes
-  // need the store's own writes (issue 14, part c). Until then listings compute activity as Hermes does.
-  readonly maintainsActivity = false;
   columnExists = (table: string, column: string) =>
     sql`SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS
         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ${table} AND COLUMN_NAME = ${column}`;
+  // In session_activity: a MySQL trigger cannot update the table that fired it (error 1442, migration 0006).
+  readonly activity = activityInTable(this.columnExists('session_activity', 'chain_last_active'));
   walkSeed = (value: SQL) => sql`CAST(${value} AS CHAR(${sql.raw(String(MYSQL_ID_BYTES))}))`;
   likeAsciiCi = (expr: SQL, pattern: string) =>
     // A pattern without ASCII letters (CJK) matches the same bytes in any case: no folding to do on each row.
@@ -289,6 +307,9 @@ export class MysqlDialect implements Dialect {
       } catch (error) {
         try {
           await c.query('ROLLBACK');
+          // Connection settings an operation may have left (bulkInsertMessages resets its own, unless the
+          // failure was the connection's): the next user of the pooled connection starts clean.
+          await c.query('SET @hsdb_deferred_activity = NULL');
         } catch {
           broken = true;
         }

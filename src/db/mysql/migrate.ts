@@ -9,8 +9,8 @@
  *   recorded, and a migration counts as applied (in `__hermes_sessiondb_migrations`, Drizzle's DDL) only
  *   when all of its statements are;
  * - the one statement that may have taken effect without being recorded (the process died between the two)
- *   is run again, and an "already exists" answer to it counts as done: safe, because it is only accepted
- *   for creating what the statement names.
+ *   is run again, and an "already exists" answer to it counts as done (for a DROP INDEX, "does not exist"):
+ *   safe, because it is only accepted for creating (dropping) what the statement names.
  */
 import type { Connection } from 'mysql2/promise';
 import { DatabaseError, MigrationError, StoreBusyError } from '../../errors.js';
@@ -42,12 +42,15 @@ export interface MysqlMigrateOptions {
 
 /**
  * Server errors that mean a creating statement's object is already there: table (1050), column (1060),
- * key (1061), foreign key (1826, and 1005 errno 121 on older servers), trigger (1359).
+ * key (1061), foreign key (1826, and 1005 errno 121 on older servers), trigger (1359), procedure (1304).
  */
-const ALREADY_EXISTS = new Set([1050, 1060, 1061, 1826, 1359]);
+const ALREADY_EXISTS = new Set([1050, 1060, 1061, 1826, 1359, 1304]);
 /** A creating statement, after any leading comment lines and MariaDB's versioned SET STATEMENT prefix (0001, 0004). */
 const CREATES =
-  /^(\s*--[^\n]*\n)*\s*(\/\*M?!\d*\s+SET\s+STATEMENT\s[^*]*\*\/\s*)?(CREATE\s+(TABLE|(UNIQUE\s+|FULLTEXT\s+)?INDEX|TRIGGER)|ALTER\s+TABLE\s+\S+\s+ADD\s)/i;
+  /^(\s*--[^\n]*\n)*\s*(\/\*M?!\d*\s+SET\s+STATEMENT\s[^*]*\*\/\s*)?(CREATE\s+(TABLE|(UNIQUE\s+|FULLTEXT\s+)?INDEX|TRIGGER|PROCEDURE)|ALTER\s+TABLE\s+\S+\s+ADD\s)/i;
+/** The server's answer when a dropping statement's index is gone already (1091), and such a statement. */
+const ALREADY_GONE = new Set([1091]);
+const DROPS = /^(\s*--[^\n]*\n)*\s*DROP\s+INDEX\s/i;
 
 type Row = Record<string, unknown>;
 
@@ -126,7 +129,10 @@ async function runMigrations(c: Connection, options: MysqlMigrateOptions): Promi
         } catch (error) {
           const errno = (error as { errno?: unknown }).errno;
           const ranBefore =
-            step === firstPending && typeof errno === 'number' && ALREADY_EXISTS.has(errno) && CREATES.test(statement);
+            step === firstPending &&
+            typeof errno === 'number' &&
+            ((ALREADY_EXISTS.has(errno) && CREATES.test(statement)) ||
+              (ALREADY_GONE.has(errno) && DROPS.test(statement)));
           if (!ranBefore) {
             throw stepFailed(migration.tag, step, migration.statements.length, error);
           }

@@ -3,6 +3,7 @@
  * timestamptz text exact to the microsecond; structured content lives in content_json.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import { activityInSessions } from '../../sql/activity.js';
 import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructured } from '../../codecs/content.js';
 import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
 import type { JsonValue } from '../../codecs/json.js';
@@ -205,11 +206,14 @@ export class PgDialect implements Dialect {
   messageColumns = (a: string) => messageColumnList(a, ['content_json']);
   replayColumns = (a: string) => packedReplayColumnList(a, ['content_json']);
   readonly replayPacked = true;
-  readonly maintainsActivity = true;
   onConflict = standardOnConflict;
   columnExists = (table: string, column: string) =>
     sql`SELECT a.attname AS name FROM pg_catalog.pg_attribute a
         WHERE a.attrelid = ${this.t.qualifiedText(table)}::regclass AND a.attname = ${column} AND NOT a.attisdropped`;
+  // A getter: `t` is set by the constructor, after the fields.
+  get activity() {
+    return activityInSessions(this.columnExists('sessions', 'chain_last_active'));
+  }
   walkSeed = (value: SQL) => value;
   // Only ASCII letters fold, as in SQLite's LIKE (ILIKE would also fold Ü/ü and the like).
   likeAsciiCi = (expr: SQL, pattern: string) =>

@@ -3,6 +3,7 @@
  * prepared statements; operations run synchronously inside one transaction.
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
+import { activityInSessions } from '../../sql/activity.js';
 import { type SQL, sql } from 'drizzle-orm';
 import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
 import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
@@ -146,10 +147,10 @@ export class SqliteDialect implements Dialect {
   messageColumns = (a: string) => messageColumnList(a);
   replayColumns = (a: string) => replayColumnList(a);
   readonly replayPacked = false;
-  readonly maintainsActivity = true;
   onConflict = standardOnConflict;
   columnExists = (table: string, column: string) =>
     sql`SELECT name FROM pragma_table_info(${table}) WHERE name = ${column}`;
+  readonly activity = activityInSessions(this.columnExists('sessions', 'chain_last_active'));
   walkSeed = (value: SQL) => value;
   likeAsciiCi = (expr: SQL, pattern: string) => sql`${expr} LIKE ${pattern} ESCAPE '\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
