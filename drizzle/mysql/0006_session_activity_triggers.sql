@@ -117,24 +117,30 @@ BEGIN
 END;
 --> statement-breakpoint
 -- An append raises the session's values and those of its compression ancestors (usually none), except a
--- session's first message when it is older than the session's start: that lowers them.
+-- session's first message when it is older than the session's start: that lowers them. ROW_COUNT() counts
+-- matched rows or changed rows, as the client asked (CLIENT_FOUND_ROWS); either is right here, because an
+-- append that changes nothing in its session changes nothing above it either (an ancestor's chain value is at
+-- least the session's).
 CREATE TRIGGER `session_activity_message_insert` AFTER INSERT ON `messages` FOR EACH ROW
 main: BEGIN
     IF @hsdb_deferred_activity IS NOT NULL THEN
         LEAVE main;
     END IF;
-    IF (SELECT `last_message_at` IS NULL AND NEW.`timestamp` < `started_at` FROM `session_activity`
-        WHERE `session_id` = NEW.`session_id`) THEN
-        UPDATE `session_activity` SET `last_message_at` = NEW.`timestamp` WHERE `session_id` = NEW.`session_id`;
-        CALL `hsdb_session_activity_recompute`(NEW.`session_id`, NULL);
-    ELSE
-        UPDATE `session_activity`
-        SET `last_message_at` = GREATEST(COALESCE(`last_message_at`, NEW.`timestamp`), NEW.`timestamp`),
-            `chain_last_active` = GREATEST(`chain_last_active`, NEW.`timestamp`)
-        WHERE `session_id` = NEW.`session_id`;
-        IF (SELECT `parent_session_id` FROM `sessions` WHERE `id` = NEW.`session_id`) IS NOT NULL THEN
+    UPDATE `session_activity`
+    SET `last_message_at` = GREATEST(COALESCE(`last_message_at`, NEW.`timestamp`), NEW.`timestamp`),
+        `chain_last_active` = GREATEST(`chain_last_active`, NEW.`timestamp`)
+    WHERE `session_id` = NEW.`session_id` AND (`last_message_at` IS NOT NULL OR NEW.`timestamp` >= `started_at`);
+    IF ROW_COUNT() > 0 THEN
+        -- The up walk's first step, checked here: most sessions continue no compressed one (no cursor opened).
+        IF EXISTS (SELECT 1 FROM `sessions` `c` JOIN `sessions` `p` ON `p`.`id` = `c`.`parent_session_id`
+                   WHERE `c`.`id` = NEW.`session_id` AND `p`.`end_reason` = 'compression'
+                     AND `c`.`started_at` >= `p`.`ended_at`) THEN
             CALL `hsdb_session_activity_raise`(NEW.`session_id`, NEW.`timestamp`);
         END IF;
+    ELSEIF EXISTS (SELECT 1 FROM `session_activity` WHERE `session_id` = NEW.`session_id`
+                   AND `last_message_at` IS NULL AND NEW.`timestamp` < `started_at`) THEN
+        UPDATE `session_activity` SET `last_message_at` = NEW.`timestamp` WHERE `session_id` = NEW.`session_id`;
+        CALL `hsdb_session_activity_recompute`(NEW.`session_id`, NULL);
     END IF;
 END;
 --> statement-breakpoint
@@ -162,7 +168,7 @@ BEGIN
 END;
 --> statement-breakpoint
 -- A new session's row; whatever messages it has (none, unless a writer turned foreign key checks off) count.
--- A child may extend its ancestors' chains; a root has no children yet (the foreign key).
+-- A compression continuation may extend its ancestors' chains; no session has children yet (the foreign key).
 CREATE TRIGGER `session_activity_session_insert` AFTER INSERT ON `sessions` FOR EACH ROW
 BEGIN
     DECLARE `v_last` datetime(6) DEFAULT (SELECT MAX(`m`.`timestamp`) FROM `messages` `m` WHERE `m`.`session_id` = NEW.`id`);
@@ -170,7 +176,8 @@ BEGIN
     VALUES (NEW.`id`, NEW.`started_at`, `v_last`, COALESCE(`v_last`, NEW.`started_at`))
     ON DUPLICATE KEY UPDATE `started_at` = VALUES(`started_at`), `last_message_at` = VALUES(`last_message_at`),
                             `chain_last_active` = VALUES(`chain_last_active`);
-    IF NEW.`parent_session_id` IS NOT NULL THEN
+    IF EXISTS (SELECT 1 FROM `sessions` `p` WHERE `p`.`id` = NEW.`parent_session_id`
+               AND `p`.`end_reason` = 'compression' AND NEW.`started_at` >= `p`.`ended_at`) THEN
         CALL `hsdb_session_activity_recompute`(NEW.`id`, NULL);
     END IF;
 END;
