@@ -153,16 +153,6 @@ const idList = (ids: readonly number[]) =>
     sql`, `,
   );
 
-/**
- * The order candidates are judged in: relevance judges the newest ids first (Hermes ranks the newest `cap`
- * matches), time orders by time then id (equal times are ranked afterwards).
- */
-function judgingOrder(order: SearchOrder | null): SQL {
-  if (order === null) return sql``;
-  if (order === 'relevance') return sql`ORDER BY m.id DESC`;
-  return order === 'oldest' ? sql`ORDER BY m.timestamp ASC, m.id ASC` : sql`ORDER BY m.timestamp DESC, m.id ASC`;
-}
-
 const mode = (path: MatchPath) => (path === 'words' ? 'words' : 'substrings');
 
 /** The end of the read that starts at `from`: up to `rows` candidates and JUDGE_CHARS characters (at least one). */
@@ -205,26 +195,18 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     return bounds;
   }
 
-  /**
-   * Every message the query may match (a superset of FTS5's matches), with the filters applied, in the order
-   * they are judged (null: any). The server sorts them: sorting 200,000 rows in JavaScript stalled the loop.
-   */
-  function* candidates(
-    path: MatchPath,
-    match: QueryNode,
-    where: SQL | null,
-    order: SearchOrder | null,
-  ): Op<Candidate[]> {
+  /** Every message the query may match (a superset of FTS5's matches), with the filters applied. */
+  function* candidates(path: MatchPath, match: QueryNode, where: SQL | null): Op<Candidate[]> {
     const narrowing = path === 'words' ? fulltextNarrowing(match, yield* tokenBounds()) : null;
     const sessions = where === null ? sql`` : sql`JOIN ${t.sessions} s ON s.id = m.session_id`;
     const found = yield* rows<{ id: unknown; t: unknown; chars: unknown }>(
       narrowing !== null
         ? sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t, ms.char_count AS chars FROM message_search ms
             JOIN ${t.messages} m ON m.id = ms.message_id ${sessions}
-            WHERE MATCH(ms.search_text) AGAINST (${`+${narrowing}`} IN BOOLEAN MODE) ${where ?? sql``} ${judgingOrder(order)}`
+            WHERE MATCH(ms.search_text) AGAINST (${`+${narrowing}`} IN BOOLEAN MODE) ${where ?? sql``}`
         : sql`SELECT m.id, UNIX_TIMESTAMP(m.timestamp) AS t, ms.char_count AS chars FROM ${t.messages} m
             JOIN message_search ms ON ms.message_id = m.id ${sessions}
-            WHERE ${likeNarrowing(match, path)} ${where ?? sql``} ${judgingOrder(order)}`,
+            WHERE ${likeNarrowing(match, path)} ${where ?? sql``}`,
     );
     return found.map((r) => ({ id: Number(r.id), t: Number(r.t), chars: Number(r.chars) }));
   }
@@ -275,7 +257,7 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
       phrase.tokens.every((tok) => indexable(tok, b)) &&
       !(phrase.prefix && phrase.tokens.length > 1);
     // A substring, or a phrase with a short word: every message its narrowing finds, judged.
-    if (!whole) return yield* judgeAll(yield* candidates(path, phrase, null, null));
+    if (!whole) return yield* judgeAll(yield* candidates(path, phrase, null));
     // FULLTEXT finds the phrase itself here: InnoDB's words are unicode61's once '_' is a space (migration 0004).
     const q =
       phrase.tokens.length === 1 ? `+${phrase.tokens[0]}${phrase.prefix ? '*' : ''}` : `"${phrase.tokens.join(' ')}"`;
@@ -332,11 +314,12 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   function* rankedPage(
     path: MatchPath,
     match: QueryNode,
-    found: readonly Candidate[], // newest id first
+    found: Candidate[],
     offset: number,
     end: number,
     cap: number,
   ) {
+    found.sort((a, b) => b.id - a.id);
     const matched: Judged[] = [];
     for (let i = 0, j = 0; i < found.length && matched.length <= cap; i = j) {
       j = batchEnd(found, i);
@@ -357,12 +340,13 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   function* timedPage(
     path: MatchPath,
     match: QueryNode,
-    found: readonly Candidate[], // in `order`
+    found: Candidate[],
     order: SearchOrder,
     offset: number,
     end: number,
   ) {
     const sign = order === 'oldest' ? 1 : -1;
+    found.sort((a, b) => sign * (a.t - b.t) || a.id - b.id);
     const matched: Judged[] = [];
     let i = 0;
     while (i < found.length && matched.length < end) {
@@ -416,7 +400,7 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
   return {
     *page(path, match, where, order, limit, offset, cap) {
       const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
-      const found = yield* candidates(path, match, where, order);
+      const found = yield* candidates(path, match, where);
       if (order === 'relevance') {
         const page = yield* rankedPage(path, match, found, offset, end, cap);
         return { rows: yield* hitRows(page.ids), capped: page.capped };
