@@ -158,7 +158,9 @@ export class MysqlDialect implements Dialect {
     try {
       yield* this.bulkInsert('messages', columns, rows, onConflict);
     } finally {
-      // Also after a failed insert: the pooled connection serves appends next.
+      // Also after a failed insert (the driver throws the error into this operation, which runs this first):
+      // the pooled connection serves appends next. Should this statement fail too, so does the ROLLBACK, and
+      // the transaction destroys the connection.
       yield* exec(sql`SET @hsdb_deferred_activity = NULL`);
     }
   }
@@ -307,9 +309,6 @@ export class MysqlDialect implements Dialect {
       } catch (error) {
         try {
           await c.query('ROLLBACK');
-          // Connection settings an operation may have left (bulkInsertMessages resets its own, unless the
-          // failure was the connection's): the next user of the pooled connection starts clean.
-          await c.query('SET @hsdb_deferred_activity = NULL');
         } catch {
           broken = true;
         }
