@@ -99,6 +99,12 @@ export interface WriteOptions {
    * different lanes side by side on the pool.
    */
   readonly lane?: string;
+  /**
+   * Run after every write requested before it has settled, and make every write requested after it wait
+   * until it has (a prune batch: a write to a session it deletes is never undone by it). SQLite commits
+   * every write in request order anyway.
+   */
+  readonly barrier?: boolean;
 }
 
 /** A validated message for appendMessage: JS values, encoded by the dialect; `toolCallCount` bumps the counter. */

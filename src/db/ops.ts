@@ -142,19 +142,45 @@ const noop = () => {};
 /**
  * Writes with the same lane (a session id) start in the order they were requested, each once the previous one
  * of its lane has settled; other lanes run side by side (WriteOptions.lane, on the pooled server dialects).
+ * A barrier (WriteOptions.barrier) starts once every write requested before it has settled, and every write
+ * requested after it waits until it has.
  */
 export class WriteLanes {
   /** Per lane, the last write requested: it settles (never rejects) when that write has. */
   private readonly last = new Map<string, Promise<void>>();
+  /** Writes without a lane, in flight: a barrier waits for them too. */
+  private readonly unlaned = new Set<Promise<void>>();
+  /** The last barrier requested, until it has settled. */
+  private barrierSettled: Promise<void> | undefined;
 
-  /** Start `run` once the lane's previous write has settled (at once when there is none). */
-  run<T>(lane: string, run: () => Promise<T>): Promise<T> {
-    const previous = this.last.get(lane);
-    const result = previous ? previous.then(run) : run();
+  /** Start `run` once the lane's previous write (and any barrier before it) has settled. */
+  run<T>(lane: string | undefined, run: () => Promise<T>): Promise<T> {
+    const previous = lane === undefined ? undefined : this.last.get(lane);
+    const barrier = this.barrierSettled;
+    const before = previous && barrier ? Promise.all([previous, barrier]) : (previous ?? barrier);
+    const result = before ? before.then(run) : run();
     const settled = result.then(noop, noop);
-    this.last.set(lane, settled);
+    if (lane === undefined) {
+      this.unlaned.add(settled);
+      void settled.then(() => this.unlaned.delete(settled));
+    } else {
+      this.last.set(lane, settled);
+      void settled.then(() => {
+        if (this.last.get(lane) === settled) this.last.delete(lane);
+      });
+    }
+    return result;
+  }
+
+  /** Start `run` once every write requested so far has settled; later writes wait for it. */
+  barrier<T>(run: () => Promise<T>): Promise<T> {
+    const before = [...this.last.values(), ...this.unlaned];
+    if (this.barrierSettled) before.push(this.barrierSettled);
+    const result = before.length === 0 ? run() : Promise.all(before).then(run);
+    const settled = result.then(noop, noop);
+    this.barrierSettled = settled;
     void settled.then(() => {
-      if (this.last.get(lane) === settled) this.last.delete(lane);
+      if (this.barrierSettled === settled) this.barrierSettled = undefined;
     });
     return result;
   }

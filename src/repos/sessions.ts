@@ -266,31 +266,43 @@ export class SessionRepo {
     const { d } = this.ctx;
     ({ olderThanDays, source } = v.validate(v.pruneOptions, { olderThanDays, source }, 'options'));
     const cutoff = this.ctx.now() - olderThanDays * 86400;
-    const candidates = sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages FROM ${d.t.sessions} c
+    // A session that gets a message after the prune began was written after it was requested: it is left for
+    // the next prune, so no batch undoes a write requested between two batches.
+    const candidates = (lastMessageId: number) => sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages
+      FROM ${d.t.sessions} c
       WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}
+        AND NOT EXISTS (SELECT 1 FROM ${d.t.messages} m WHERE m.session_id = c.id AND m.id > ${d.int(lastMessageId)})
       ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}${d.forUpdate}`;
+    let lastMessageId: number | undefined;
     let total = 0;
     for (;;) {
-      const deleted = await d.maintain(function* () {
-        // The batch is locked (as in delete): an append racing the prune either commits first and its message
-        // is pruned too, or finds no session. A session ended meanwhile is left for the next prune.
-        const found = yield* rows<{ id: unknown; messages: unknown }>(candidates);
-        const batch: string[] = [];
-        let messages = 0;
-        for (const c of found) {
-          messages += d.decode.int(c.messages);
-          if (batch.length > 0 && messages > PRUNE_BATCH_MESSAGES) break;
-          batch.push(String(c.id));
-        }
-        if (batch.length === 0) return 0;
-        const ids = sql.join(
-          batch.map((id) => d.text(id)),
-          sql`, `,
-        );
-        yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
-        yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id IN (${ids})`);
-        return yield* changes(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids})`);
-      });
+      const deleted = await d.maintain(
+        function* () {
+          // A barrier: every write requested before the batch has committed, none requested after it has begun.
+          lastMessageId ??= d.decode.int(
+            (yield* first<{ n: unknown }>(sql`SELECT COALESCE(MAX(id), 0) AS n FROM ${d.t.messages}`))?.n,
+          );
+          // The batch is locked (as in delete): another process's append racing it either commits first and its
+          // message is pruned too, or finds no session. A session ended meanwhile is left for the next prune.
+          const found = yield* rows<{ id: unknown; messages: unknown }>(candidates(lastMessageId));
+          const batch: string[] = [];
+          let messages = 0;
+          for (const c of found) {
+            messages += d.decode.int(c.messages);
+            if (batch.length > 0 && messages > PRUNE_BATCH_MESSAGES) break;
+            batch.push(String(c.id));
+          }
+          if (batch.length === 0) return 0;
+          const ids = sql.join(
+            batch.map((id) => d.text(id)),
+            sql`, `,
+          );
+          yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = NULL WHERE parent_session_id IN (${ids})`);
+          yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id IN (${ids})`);
+          return yield* changes(sql`DELETE FROM ${d.t.sessions} WHERE id IN (${ids})`);
+        },
+        { barrier: true },
+      );
       if (deleted === 0) return total;
       total += deleted;
     }

@@ -291,8 +291,7 @@ export class MysqlDialect implements Dialect {
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     return this.gate.admit(() => {
       const run = () => this.transaction(op).catch(rethrowAsDatabaseError);
-      const lane = options?.lane;
-      return lane === undefined ? run() : this.lanes.run(lane, run);
+      return options?.barrier ? this.lanes.barrier(run) : this.lanes.run(options?.lane, run);
     });
   }
 

@@ -284,8 +284,7 @@ export class PgDialect implements Dialect {
     return this.gate.admit(() => {
       const run = () =>
         this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
-      const lane = options?.lane;
-      return lane === undefined ? run() : this.lanes.run(lane, run);
+      return options?.barrier ? this.lanes.barrier(run) : this.lanes.run(options?.lane, run);
     });
   }
 

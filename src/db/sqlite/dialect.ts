@@ -59,12 +59,16 @@ export const sqliteValueDecoders: ValueDecoders = {
   jsonText: (v) => (v === null || v === undefined ? null : String(v)),
 };
 
-/** A write waiting for the next batch: its synchronous body, and its caller's promise. */
-interface QueuedWrite {
-  run: () => unknown;
+/**
+ * A write waiting for its turn, and its caller's promise: a synchronous body (`run`), batched with its
+ * neighbours, or a job for the maintenance worker (`remote`), which runs alone: the writes before it have
+ * committed when it starts, and the writes after it start once it has settled.
+ */
+type QueuedWrite = {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
-}
+} & ({ run: () => unknown; remote?: undefined } | { run?: undefined; remote: () => Promise<unknown> });
+type SyncWrite = QueuedWrite & { run: () => unknown };
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class SqliteDialect implements Dialect {
@@ -288,10 +292,25 @@ export class SqliteDialect implements Dialect {
     return this.gate.admit(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queued.push({ run, resolve: resolve as (value: unknown) => void, reject });
-          if (this.queued.length === 1 && !this.flushing) setImmediate(this.flushNextBound);
+          this.push({ run, resolve: resolve as (value: unknown) => void, reject });
         }),
     );
+  }
+
+  /** A worker job takes its turn in the same queue as every other write (see QueuedWrite). */
+  private enqueueRemote<T>(remote: () => Promise<T>): Promise<T> {
+    return this.gate.admit(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          this.remoteQueued++;
+          this.push({ remote, resolve: resolve as (value: unknown) => void, reject });
+        }),
+    );
+  }
+
+  private push(write: QueuedWrite): void {
+    this.queued.push(write);
+    if (this.queued.length === 1 && !this.flushing) setImmediate(this.flushNextBound);
   }
 
   private readonly appender: SqliteAppender;
@@ -309,21 +328,13 @@ export class SqliteDialect implements Dialect {
    */
   maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     const worker = this.maintenanceWorker();
-    // SQLite commits every write in request order: lanes need nothing here.
+    // SQLite commits every write in request order, the worker's too: lanes need nothing here.
     void options;
     if (!worker) return this.write(op);
-    return this.gate.admit(() => this.inMaintenanceTurn(() => this.runInWorker(worker, op)));
-  }
-
-  /** Maintenance transactions take turns: the worker's connection holds one transaction at a time. */
-  private inMaintenanceTurn<T>(run: () => Promise<T>): Promise<T> {
-    const turn = this.maintenanceTail.then(run);
-    this.maintenanceTail = turn.catch(() => {});
-    return turn;
+    return this.enqueueRemote(() => this.runInWorker(worker, op));
   }
 
   private worker: SqliteWorker | null | undefined;
-  private maintenanceTail: Promise<unknown> = Promise.resolve();
 
   private maintenanceWorker(): SqliteWorker | null {
     if (this.worker === undefined) {
@@ -394,7 +405,9 @@ export class SqliteDialect implements Dialect {
 
   private readonly gate = new CallGate();
   private queued: QueuedWrite[] = [];
-  /** The batch being written, if any; the next one starts when it has settled. */
+  /** How many of the queued writes are worker jobs (none, usually: then the whole queue is one batch). */
+  private remoteQueued = 0;
+  /** The batch or worker job being written, if any; the next one starts when it has settled. */
   private flushing: Promise<void> | undefined;
 
   private readonly flushNextBound = () => this.flushNext();
@@ -405,14 +418,29 @@ export class SqliteDialect implements Dialect {
 
   private flushNext(): void {
     while (!this.flushing && this.queued.length > 0) {
-      const batch = this.queued;
-      this.queued = [];
-      const waiting = this.flushNow(batch);
+      const head = this.queued[0]!;
+      let waiting: Promise<void> | undefined;
+      if (head.remote) {
+        this.queued.shift();
+        this.remoteQueued--;
+        waiting = head.remote().then(head.resolve, head.reject);
+      } else {
+        waiting = this.flushNow(this.takeBatch());
+      }
       if (waiting) {
         this.flushing = waiting;
         waiting.then(this.afterWaiting, this.afterWaiting);
       }
     }
+  }
+
+  /** The synchronous writes at the head of the queue, up to the first worker job. */
+  private takeBatch(): SyncWrite[] {
+    let end = this.queued.length;
+    if (this.remoteQueued > 0) end = this.queued.findIndex((w) => w.remote !== undefined);
+    const batch = end === this.queued.length ? this.queued : this.queued.slice(0, end);
+    this.queued = end === this.queued.length ? [] : this.queued.slice(end);
+    return batch as SyncWrite[];
   }
 
   async settle(): Promise<void> {
@@ -425,7 +453,7 @@ export class SqliteDialect implements Dialect {
    * takes no promise or timer beyond each call's own. Only when the lock is busy does the batch start over
    * on the waiting path (flushWaiting), and the next batch waits for it.
    */
-  private flushNow(batch: QueuedWrite[]): Promise<void> | undefined {
+  private flushNow(batch: SyncWrite[]): Promise<void> | undefined {
     try {
       if (batch.length === 1) {
         const call = batch[0]!;
@@ -460,7 +488,7 @@ export class SqliteDialect implements Dialect {
   }
 
   /** The batch once the write lock was busy: the same, retried while busy until the write deadline. */
-  private async flushWaiting(batch: QueuedWrite[]): Promise<void> {
+  private async flushWaiting(batch: SyncWrite[]): Promise<void> {
     const options = { deadlineMs: this.writeDeadlineMs };
     if (batch.length === 1) {
       const [call] = batch;
@@ -489,7 +517,7 @@ export class SqliteDialect implements Dialect {
    * is the batch run again from the start with a SAVEPOINT around each call (savepoints cost about a third
    * of a batched append). Each body starts its outcomes afresh: a retry after SQLITE_BUSY runs every call again.
    */
-  private batchBodies(batch: QueuedWrite[]) {
+  private batchBodies(batch: SyncWrite[]) {
     const outcomes: Outcome[] = [];
     const plain = () => {
       outcomes.length = 0;
@@ -514,7 +542,7 @@ export class SqliteDialect implements Dialect {
   }
 
   /** After the COMMIT: each call settles with its own outcome. */
-  private settleBatch(batch: QueuedWrite[], outcomes: Outcome[]): void {
+  private settleBatch(batch: SyncWrite[], outcomes: Outcome[]): void {
     batch.forEach((call, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) call.resolve(outcome.value);
@@ -526,15 +554,15 @@ export class SqliteDialect implements Dialect {
     const worker = this.maintenanceWorker();
     if (worker) {
       // VACUUM rewrites the whole file (seconds for a large one): the worker does it, the event loop runs on.
-      await this.gate.admit(() =>
-        this.inMaintenanceTurn(async () => {
-          await worker.script('PRAGMA wal_checkpoint(TRUNCATE)');
-          await worker.script('VACUUM');
-        }).catch((error: unknown) => {
-          throw isSqliteBusy(error)
-            ? new StoreBusyError(this.writeDeadlineMs, { cause: error })
-            : DatabaseError.from(error);
-        }),
+      await this.enqueueRemote(() =>
+        worker
+          .script('PRAGMA wal_checkpoint(TRUNCATE)')
+          .then(() => worker.script('VACUUM'))
+          .catch((error: unknown) => {
+            throw isSqliteBusy(error)
+              ? new StoreBusyError(this.writeDeadlineMs, { cause: error })
+              : DatabaseError.from(error);
+          }),
       );
       return;
     }
