@@ -5,7 +5,7 @@
  */
 import type { MessageContentInput } from './codecs/content.js';
 import { constraintViolation } from './db/constraint.js';
-import { CallGate } from './db/ops.js';
+import { CallGate, trackedRepository } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
 import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
@@ -104,6 +104,21 @@ export class SessionStore<D extends DialectName = DialectName> {
   readonly imports: ImportRepo;
   /** Bulk reads in Hermes' stored form (used by copyStore and verify). */
   readonly bulkRead: BulkReadRepo;
+  /** The repositories themselves, for the facade (its calls are already tracked). */
+  private readonly repos: {
+    sessions: SessionRepo;
+    messages: MessageRepo;
+    titles: TitleRepo;
+    lineage: LineageRepo;
+    handoffs: HandoffRepo;
+    telegramTopics: TelegramTopicRepo;
+    meta: MetaRepo;
+    exports: ExportRepo;
+    maintenance: MaintenanceRepo;
+    search: SearchRepo;
+    imports: ImportRepo;
+    bulkRead: BulkReadRepo;
+  };
   private readonly backendImpl: BackendOf<D>;
   private readonly dialectImpl: Dialect;
   /** Public calls in flight: close() lets them settle and refuses new ones. */
@@ -115,18 +130,39 @@ export class SessionStore<D extends DialectName = DialectName> {
     this.dialectImpl = dialect;
     this.url = backend.url;
     const ctx: RepoContext = { d: dialect, now: clock };
-    this.lineage = new LineageRepo(ctx);
-    this.sessions = new SessionRepo(ctx, this.lineage);
-    this.messages = new MessageRepo(ctx);
-    this.titles = new TitleRepo(ctx);
-    this.handoffs = new HandoffRepo(ctx);
-    this.telegramTopics = new TelegramTopicRepo(ctx);
-    this.meta = new MetaRepo(ctx);
-    this.exports = new ExportRepo(ctx, this.messages);
-    this.maintenance = new MaintenanceRepo(ctx, this.sessions, this.meta);
-    this.search = new SearchRepo(ctx, searchRankWindow);
-    this.imports = new ImportRepo(ctx);
-    this.bulkRead = new BulkReadRepo(ctx);
+    const lineage = new LineageRepo(ctx);
+    const sessions = new SessionRepo(ctx, lineage);
+    const messages = new MessageRepo(ctx);
+    const meta = new MetaRepo(ctx);
+    this.repos = {
+      sessions,
+      messages,
+      titles: new TitleRepo(ctx),
+      lineage,
+      handoffs: new HandoffRepo(ctx),
+      telegramTopics: new TelegramTopicRepo(ctx),
+      meta,
+      exports: new ExportRepo(ctx, messages),
+      maintenance: new MaintenanceRepo(ctx, sessions, meta),
+      search: new SearchRepo(ctx, searchRankWindow),
+      imports: new ImportRepo(ctx),
+      bulkRead: new BulkReadRepo(ctx),
+    };
+    // The public repositories are the same objects seen through the call gate: close() waits for a call made
+    // on them too. The facade and the repositories themselves use the unwrapped ones.
+    const tracked = <R extends object>(repo: R): R => trackedRepository(repo, this.calls);
+    this.sessions = tracked(sessions);
+    this.messages = tracked(messages);
+    this.titles = tracked(this.repos.titles);
+    this.lineage = tracked(lineage);
+    this.handoffs = tracked(this.repos.handoffs);
+    this.telegramTopics = tracked(this.repos.telegramTopics);
+    this.meta = tracked(meta);
+    this.exports = tracked(this.repos.exports);
+    this.maintenance = tracked(this.repos.maintenance);
+    this.search = tracked(this.repos.search);
+    this.imports = tracked(this.repos.imports);
+    this.bulkRead = tracked(this.repos.bulkRead);
   }
 
   /** The dialect behind this store: 'sqlite', 'pg' or 'mysql'. Checking it narrows `backend`. */
@@ -178,7 +214,7 @@ export class SessionStore<D extends DialectName = DialectName> {
     // The repository validates (once, for both ways in).
     return this.track(() =>
       this.guard(
-        () => this.sessions.create(sessionId, source, options),
+        () => this.repos.sessions.create(sessionId, source, options),
         () => ({ parent: options.parentSessionId }),
       ),
     );
@@ -194,70 +230,72 @@ export class SessionStore<D extends DialectName = DialectName> {
   }
 
   async getSession(sessionId: string): Promise<SessionRow | null> {
-    return this.track(() => this.sessions.get(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.sessions.get(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** An exact id, or the single session whose id starts with the prefix; otherwise null. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
-    return this.track(() => this.sessions.resolveId(v.validate(v.lookupId, idOrPrefix, 'idOrPrefix')));
+    return this.track(() => this.repos.sessions.resolveId(v.validate(v.lookupId, idOrPrefix, 'idOrPrefix')));
   }
 
   /** End a live session (a second end changes nothing). */
   async endSession(sessionId: string, endReason: string): Promise<void> {
-    await this.track(() => this.sessions.end(sessionId, endReason));
+    await this.track(() => this.repos.sessions.end(sessionId, endReason));
   }
 
   async reopenSession(sessionId: string): Promise<void> {
-    await this.track(() => this.sessions.reopen(sessionId));
+    await this.track(() => this.repos.sessions.reopen(sessionId));
   }
 
   async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
-    await this.track(() => this.sessions.updateSystemPrompt(sessionId, systemPrompt));
+    await this.track(() => this.repos.sessions.updateSystemPrompt(sessionId, systemPrompt));
   }
 
   /** Add per-call deltas, or with `absolute: true` set gateway totals (Hermes' COALESCE rules). */
   async updateTokenCounts(sessionId: string, options: UpdateTokenCountsOptions = {}): Promise<void> {
-    return this.track(() => this.sessions.updateTokenCounts(sessionId, options));
+    return this.track(() => this.repos.sessions.updateTokenCounts(sessionId, options));
   }
 
   /** Delete a session and its messages; its children become roots. False when it did not exist. */
   async deleteSession(sessionId: string): Promise<boolean> {
-    return this.track(() => this.sessions.delete(sessionId));
+    return this.track(() => this.repos.sessions.delete(sessionId));
   }
 
   /** Delete a session's messages and zero its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
-    await this.track(() => this.sessions.clearMessages(sessionId));
+    await this.track(() => this.repos.sessions.clearMessages(sessionId));
   }
 
   /** Delete ended sessions older than `olderThanDays` (default 90); returns how many. */
   async pruneSessions(options: PruneSessionsOptions = {}): Promise<number> {
     return this.track(async () => {
       const o = v.validate(v.pruneOptions, options, 'options');
-      return this.sessions.prune(o.olderThanDays, o.source);
+      return this.repos.sessions.prune(o.olderThanDays, o.source);
     });
   }
 
   async vacuum(): Promise<void> {
-    await this.track(() => this.maintenance.vacuum());
+    await this.track(() => this.repos.maintenance.vacuum());
   }
 
   /** Prune and vacuum at most once per interval; failures are reported in `error`, not thrown. */
   async maybeAutoPruneAndVacuum(options: AutoMaintenanceOptions = {}): Promise<AutoMaintenanceResult> {
-    return this.track(() => this.maintenance.maybeAutoPruneAndVacuum(options));
+    return this.track(() => this.repos.maintenance.maybeAutoPruneAndVacuum(options));
   }
 
   async sessionCount(options: { source?: string | null } = {}): Promise<number> {
-    return this.track(() => this.sessions.count(v.validate(v.sourceFilterOptions, options, 'options').source));
+    return this.track(() => this.repos.sessions.count(v.validate(v.sourceFilterOptions, options, 'options').source));
   }
 
   async messageCount(options: { sessionId?: string | null } = {}): Promise<number> {
-    return this.track(() => this.messages.count(v.validate(v.sessionFilterOptions, options, 'options').sessionId));
+    return this.track(() =>
+      this.repos.messages.count(v.validate(v.sessionFilterOptions, options, 'options').sessionId),
+    );
   }
 
   /** Sessions for a picker: roots and branches, newest first, with preview and last activity. */
   async listSessionsRich(options: ListSessionsRichOptions = {}): Promise<RichSessionRow[]> {
-    return this.track(() => this.sessions.listRich(v.validate(v.listSessionsRichOptions, options, 'options')));
+    return this.track(() => this.repos.sessions.listRich(v.validate(v.listSessionsRichOptions, options, 'options')));
   }
 
   // ── Titles ──
@@ -266,28 +304,28 @@ export class SessionStore<D extends DialectName = DialectName> {
   async setSessionTitle(sessionId: string, title: string | null): Promise<boolean> {
     return this.track(() =>
       this.guard(
-        () => this.titles.set(sessionId, title),
+        () => this.repos.titles.set(sessionId, title),
         () => ({ title, sessionId }),
       ),
     );
   }
 
   async getSessionTitle(sessionId: string): Promise<string | null> {
-    return this.track(() => this.titles.get(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.titles.get(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
-    return this.track(() => this.titles.getSessionByTitle(v.validate(v.text, title, 'title')));
+    return this.track(() => this.repos.titles.getSessionByTitle(v.validate(v.text, title, 'title')));
   }
 
   /** The newest "<title> #N" session, else the exact title's session, else null. */
   async resolveSessionByTitle(title: string): Promise<string | null> {
-    return this.track(() => this.titles.resolve(v.validate(v.text, title, 'title')));
+    return this.track(() => this.repos.titles.resolve(v.validate(v.text, title, 'title')));
   }
 
   /** The next free title in a lineage: "x", then "x #2", "x #3", … */
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
-    return this.track(() => this.titles.nextInLineage(v.validate(v.text, baseTitle, 'baseTitle')));
+    return this.track(() => this.repos.titles.nextInLineage(v.validate(v.text, baseTitle, 'baseTitle')));
   }
 
   // ── Messages ──
@@ -301,7 +339,7 @@ export class SessionStore<D extends DialectName = DialectName> {
   ): Promise<number> {
     return this.track(() =>
       this.guard(
-        () => this.messages.append(sessionId, role, content, options),
+        () => this.repos.messages.append(sessionId, role, content, options),
         () => ({ session: sessionId }),
       ),
     );
@@ -314,7 +352,7 @@ export class SessionStore<D extends DialectName = DialectName> {
   async appendMessages(sessionId: string, messages: AppendMessagesInput): Promise<number[]> {
     return this.track(() =>
       this.guard(
-        () => this.messages.appendMany(sessionId, messages),
+        () => this.repos.messages.appendMany(sessionId, messages),
         () => ({ session: sessionId }),
       ),
     );
@@ -324,14 +362,14 @@ export class SessionStore<D extends DialectName = DialectName> {
   async replaceMessages(sessionId: string, messages: ReplacementMessageInput[]): Promise<void> {
     return this.track(() =>
       this.guard(
-        () => this.messages.replace(sessionId, messages),
+        () => this.repos.messages.replace(sessionId, messages),
         () => ({ session: sessionId }),
       ),
     );
   }
 
   async getMessages(sessionId: string): Promise<MessageRow[]> {
-    return this.track(() => this.messages.list(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.messages.list(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** OpenAI-format messages to replay; `includeAncestors` prepends the parent chain. */
@@ -341,7 +379,10 @@ export class SessionStore<D extends DialectName = DialectName> {
   ): Promise<ConversationMessage[]> {
     return this.track(async () => {
       const id = v.validate(v.lookupId, sessionId, 'sessionId');
-      return this.messages.conversation(id, v.validate(v.conversationOptions, options, 'options').includeAncestors);
+      return this.repos.messages.conversation(
+        id,
+        v.validate(v.conversationOptions, options, 'options').includeAncestors,
+      );
     });
   }
 
@@ -354,7 +395,7 @@ export class SessionStore<D extends DialectName = DialectName> {
     return this.track(async () => {
       const id = v.validate(v.lookupId, sessionId, 'sessionId');
       const anchor = v.validate(v.messageId, anchorId, 'anchorId');
-      return this.messages.around(id, anchor, v.validate(v.aroundOptions, options, 'options').window);
+      return this.repos.messages.around(id, anchor, v.validate(v.aroundOptions, options, 'options').window);
     });
   }
 
@@ -364,7 +405,7 @@ export class SessionStore<D extends DialectName = DialectName> {
       const id = v.validate(v.lookupId, sessionId, 'sessionId');
       const anchor = v.validate(v.messageId, anchorId, 'anchorId');
       const o = v.validate(v.anchoredViewOptions, options, 'options');
-      return this.messages.anchoredView(id, anchor, o.window, o.bookend, o.keepRoles);
+      return this.repos.messages.anchoredView(id, anchor, o.window, o.bookend, o.keepRoles);
     });
   }
 
@@ -372,62 +413,62 @@ export class SessionStore<D extends DialectName = DialectName> {
 
   /** The last compression continuation of a session's chain (the session itself when uncompressed). */
   async getCompressionTip(sessionId: string): Promise<string> {
-    return this.track(() => this.lineage.getCompressionTip(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.lineage.getCompressionTip(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Where to resume: the session if it has messages, else the first descendant that has. */
   async resolveResumeSessionId<T extends string | null | undefined>(sessionId: T): Promise<T | string> {
     return this.track(async () => {
       if (sessionId === null || sessionId === undefined) return sessionId;
-      return this.lineage.resolveResumeSessionId(v.validate(v.lookupId, sessionId, 'sessionId') as T);
+      return this.repos.lineage.resolveResumeSessionId(v.validate(v.lookupId, sessionId, 'sessionId') as T);
     });
   }
 
   /** Session ids from the root of the parent chain down to `sessionId` (inclusive). */
   async getLineage(sessionId: string): Promise<string[]> {
-    return this.track(() => this.lineage.getLineage(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.lineage.getLineage(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   /** Every session below `sessionId` (children of any kind, recursively), oldest first. */
   async getDescendants(sessionId: string): Promise<string[]> {
-    return this.track(() => this.lineage.getDescendants(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.lineage.getDescendants(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   // ── Meta ──
 
   async getMeta(key: string): Promise<string | null> {
-    return this.track(() => this.meta.get(v.validate(v.metaKey, key, 'key')));
+    return this.track(() => this.repos.meta.get(v.validate(v.metaKey, key, 'key')));
   }
 
   async setMeta(key: string, value: string | null): Promise<void> {
-    await this.track(() => this.meta.set(key, value));
+    await this.track(() => this.repos.meta.set(key, value));
   }
 
   // ── Handoffs ──
 
   async requestHandoff(sessionId: string, platform: string): Promise<boolean> {
-    return this.track(() => this.handoffs.request(sessionId, platform));
+    return this.track(() => this.repos.handoffs.request(sessionId, platform));
   }
 
   async getHandoffState(sessionId: string): Promise<HandoffState | null> {
-    return this.track(() => this.handoffs.state(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.handoffs.state(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async listPendingHandoffs(): Promise<SessionRow[]> {
-    return this.track(() => this.handoffs.listPending());
+    return this.track(() => this.repos.handoffs.listPending());
   }
 
   /** pending -> running; exactly one of concurrent callers gets true. */
   async claimHandoff(sessionId: string): Promise<boolean> {
-    return this.track(() => this.handoffs.claim(sessionId));
+    return this.track(() => this.repos.handoffs.claim(sessionId));
   }
 
   async completeHandoff(sessionId: string): Promise<void> {
-    await this.track(() => this.handoffs.complete(sessionId));
+    await this.track(() => this.repos.handoffs.complete(sessionId));
   }
 
   async failHandoff(sessionId: string, error: string): Promise<void> {
-    await this.track(() => this.handoffs.fail(sessionId, error));
+    await this.track(() => this.repos.handoffs.fail(sessionId, error));
   }
 
   // ── Search ──
@@ -438,58 +479,58 @@ export class SessionStore<D extends DialectName = DialectName> {
    * ignored, as in Hermes); any other value is a ValidationError.
    */
   async searchMessages(query: string, options: SearchMessagesOptions = {}): Promise<SearchHit[]> {
-    return this.track(() => this.search.searchMessages(query, options));
+    return this.track(() => this.repos.search.searchMessages(query, options));
   }
 
   /** Sessions by latest activity, optionally of one source, with `lastActive`. */
   async searchSessions(options: SearchSessionsOptions = {}): Promise<SessionWithActivity[]> {
     return this.track(async () => {
       const o = v.validate(v.searchSessionsOptions, options, 'options');
-      return this.search.searchSessions(o.source, o.limit, o.offset);
+      return this.repos.search.searchSessions(o.source, o.limit, o.offset);
     });
   }
 
   // ── Export ──
 
   async exportSession(sessionId: string): Promise<SessionExport | null> {
-    return this.track(() => this.exports.exportSession(v.validate(v.lookupId, sessionId, 'sessionId')));
+    return this.track(() => this.repos.exports.exportSession(v.validate(v.lookupId, sessionId, 'sessionId')));
   }
 
   async exportAll(options: { source?: string | null } = {}): Promise<SessionExportWithActivity[]> {
-    return this.track(() => this.exports.exportAll(v.validate(v.sourceFilterOptions, options, 'options').source));
+    return this.track(() => this.repos.exports.exportAll(v.validate(v.sourceFilterOptions, options, 'options').source));
   }
 
   // ── Telegram topic mode ──
 
   async enableTelegramTopicMode(options: EnableTelegramTopicModeOptions): Promise<void> {
-    await this.track(() => this.telegramTopics.enable(options));
+    await this.track(() => this.repos.telegramTopics.enable(options));
   }
 
   async disableTelegramTopicMode(options: DisableTelegramTopicModeOptions): Promise<void> {
     return this.track(async () => {
       const o = v.validate(v.disableTopicModeOptions, options, 'options');
-      await this.telegramTopics.disable(o.chatId, o.clearBindings);
+      await this.repos.telegramTopics.disable(o.chatId, o.clearBindings);
     });
   }
 
   async isTelegramTopicModeEnabled(options: TelegramTopicModeQuery): Promise<boolean> {
     return this.track(async () => {
       const o = v.validate(v.topicModeQuery, options, 'options');
-      return this.telegramTopics.isEnabled(o.chatId, o.userId);
+      return this.repos.telegramTopics.isEnabled(o.chatId, o.userId);
     });
   }
 
   async getTelegramTopicBinding(options: TelegramTopicBindingQuery): Promise<TelegramTopicBinding | null> {
     return this.track(async () => {
       const o = v.validate(v.topicBindingQuery, options, 'options');
-      return this.telegramTopics.getBinding(o.chatId, o.threadId);
+      return this.repos.telegramTopics.getBinding(o.chatId, o.threadId);
     });
   }
 
   async bindTelegramTopic(options: BindTelegramTopicOptions): Promise<void> {
     return this.track(() =>
       this.guard(
-        () => this.telegramTopics.bind(options),
+        () => this.repos.telegramTopics.bind(options),
         () => ({ session: options.sessionId, topicSession: options.sessionId }),
       ),
     );
@@ -497,14 +538,14 @@ export class SessionStore<D extends DialectName = DialectName> {
 
   async isTelegramSessionLinkedToTopic(options: { sessionId: string }): Promise<boolean> {
     return this.track(() =>
-      this.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId),
+      this.repos.telegramTopics.isSessionLinked(v.validate(v.linkedQuery, options, 'options').sessionId),
     );
   }
 
   async listUnlinkedTelegramSessionsForUser(options: UnlinkedTelegramSessionsQuery): Promise<RichSessionRow[]> {
     return this.track(async () => {
       const o = v.validate(v.unlinkedQuery, options, 'options');
-      return this.telegramTopics.listUnlinked(o.userId, o.limit);
+      return this.repos.telegramTopics.listUnlinked(o.userId, o.limit);
     });
   }
 
@@ -549,7 +590,7 @@ export class SessionStore<D extends DialectName = DialectName> {
         if (context.topicSession) throw new TopicAlreadyLinkedError(context.topicSession);
         const cleaned = context.title ? sanitizeTitle(context.title) : null;
         if (cleaned) {
-          const holder = await this.titles.getSessionByTitle(cleaned);
+          const holder = await this.repos.titles.getSessionByTitle(cleaned);
           if (holder && holder.id !== context.sessionId) throw new TitleConflictError(cleaned, holder.id);
         }
       }

@@ -130,6 +130,20 @@ export class CallGate {
     return call;
   }
 
+  /**
+   * Count a call that has already started (its promise) as admitted: close() waits for it. Once shut, the call
+   * is left to the gates below (it was made after close() began).
+   */
+  track<T>(result: T): T {
+    if (!this.shut && isPromiseLike(result)) {
+      const call = Promise.resolve(result);
+      this.running.add(call);
+      const forget = () => void this.running.delete(call);
+      call.then(forget, forget);
+    }
+    return result;
+  }
+
   /** Refuse new calls and wait until every admitted one has resolved or rejected. */
   async shutAndDrain(): Promise<void> {
     this.shut = true;
@@ -138,6 +152,36 @@ export class CallGate {
 }
 
 const noop = () => {};
+
+const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+  typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function';
+
+const AsyncFunction = (async () => {}).constructor;
+
+/**
+ * A repository whose method calls `gate` tracks: a call made before close() holds close() until it has settled,
+ * however many awaits it takes (its own reads and writes would otherwise be refused once the dialect's gate shuts).
+ * Once the gate is shut, an async method rejects at once with StoreClosedError; any other method runs as it is,
+ * its queries refused by the dialect's own gate.
+ */
+export function trackedRepository<R extends object>(repo: R, gate: CallGate): R {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(repo, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      let method = wrapped.get(property);
+      if (method === undefined) {
+        const fn = value as (...args: unknown[]) => unknown;
+        const refusable = fn instanceof AsyncFunction;
+        method = (...args: unknown[]) =>
+          refusable && gate.isShut ? Promise.reject(new StoreClosedError()) : gate.track(fn.apply(target, args));
+        wrapped.set(property, method);
+      }
+      return method;
+    },
+  });
+}
 
 /**
  * Writes with the same lane (a session id) start in the order they were requested, each once the previous one

@@ -108,6 +108,39 @@ export function settleContract(h: ContractHarness): void {
       }
     });
 
+    it('close() lets calls made on the repositories (store.search, store.messages, …) settle for their own reasons', async () => {
+      const store = await h.open();
+      await store.createSession('s', 'cli');
+      for (let i = 0; i < 3; i++) await store.appendMessage('s', 'user', `seed hello ${i}`);
+      const searching = h.skips?.search === undefined;
+      // Each repository call takes several steps (reads, a search's catch-up and context reads).
+      const searches = searching
+        ? [watch(store.search.searchMessages('hello')), watch(store.search.searchMessages('"seed hello"'))]
+        : [];
+      const missing = watch(store.sessions.get('missing'));
+      const calls: { outcome: Outcome<unknown> }[] = [
+        ...searches,
+        watch(store.messages.conversation('s', true)),
+        watch(store.maintenance.stats()),
+        watch(store.exports.exportSession('s')),
+        watch(store.messages.append('s', 'user', 'appended through the repository')),
+        missing,
+      ];
+      const closing = store.close();
+      const late = watch(store.search.searchMessages('hello'));
+      await closing;
+      await Promise.resolve();
+      for (const w of calls) {
+        expect(w.outcome.state === 'rejected' ? w.outcome.error : undefined).toBeUndefined();
+        expect(w.outcome.state).toBe('resolved');
+      }
+      for (const w of searches) expect(resolvedValue(w)).toHaveLength(3);
+      expect(resolvedValue(missing)).toBeNull();
+      // Made once close() had begun: refused, whichever way it was made.
+      expect(late.outcome.state).toBe('rejected');
+      expect((late.outcome as { error: unknown }).error).toBeInstanceOf(StoreClosedError);
+    });
+
     it('un-awaited writes to one session commit in call order', async () => {
       const store = await h.open();
       try {
