@@ -93,12 +93,18 @@ export class MysqlDialect implements Dialect {
     // Only an insert moves InnoDB's counter inside a transaction (ALTER TABLE … AUTO_INCREMENT would commit):
     // a placeholder row at `upTo`, removed at once; the counter stays past it. Checks are off for it alone.
     yield* exec(sql`SET @hsdb_fk = @@foreign_key_checks, foreign_key_checks = 0`);
-    yield* exec(
-      sql`INSERT INTO messages (id, session_id, role, timestamp) SELECT ${upTo}, '', '', '1970-01-01 00:00:00'
-        FROM DUAL WHERE ${upTo} > 0 AND NOT EXISTS (SELECT 1 FROM messages WHERE id >= ${upTo})`,
-    );
-    yield* exec(sql`DELETE FROM messages WHERE id = ${upTo} AND session_id = ''`);
-    yield* exec(sql`SET foreign_key_checks = @hsdb_fk`);
+    try {
+      yield* exec(
+        sql`INSERT INTO messages (id, session_id, role, timestamp) SELECT ${upTo}, '', '', '1970-01-01 00:00:00'
+          FROM DUAL WHERE ${upTo} > 0 AND NOT EXISTS (SELECT 1 FROM messages WHERE id >= ${upTo})`,
+      );
+      yield* exec(sql`DELETE FROM messages WHERE id = ${upTo} AND session_id = ''`);
+    } finally {
+      // Also after a failed insert (another writer took the id): the pooled connection serves other writes
+      // next, which must not skip the checks. Should this fail too, so does the ROLLBACK, and the transaction
+      // destroys the connection.
+      yield* exec(sql`SET foreign_key_checks = @hsdb_fk, @hsdb_fk = NULL`);
+    }
   }
 
   *bulkInsert(
