@@ -370,12 +370,27 @@ export class MysqlDialect implements Dialect {
   async vacuum(): Promise<void> {
     await this.gate.admit(async () => {
       const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      let restored = false;
       try {
-        for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
-          await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
+        // InnoDB's OPTIMIZE rebuilds the table, FULLTEXT index included, with this session's stopword setting:
+        // off, as migrations 0001 and 0004 built it (with it on, "about", "will", "with" would vanish).
+        await c
+          .query('SET @hsdb_stopwords = @@SESSION.innodb_ft_enable_stopword, SESSION innodb_ft_enable_stopword = OFF')
+          .catch(rethrowAsDatabaseError);
+        try {
+          for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
+            await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
+          }
+        } finally {
+          await c
+            .query('SET SESSION innodb_ft_enable_stopword = @hsdb_stopwords, @hsdb_stopwords = NULL')
+            .catch(rethrowAsDatabaseError);
+          restored = true;
         }
       } finally {
-        c.release();
+        // A connection whose setting could not be put back is not handed to the next caller.
+        if (restored) c.release();
+        else c.destroy();
       }
     });
   }
