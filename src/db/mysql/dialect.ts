@@ -262,7 +262,14 @@ export class MysqlDialect implements Dialect {
           null,
         );
       }
-      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i);
+      if (header.affectedRows <= 1) return header.affectedRows === 0 ? [] : [header.insertId];
+      // insertId is the first row's id; the statement's next ids follow it at the session's auto_increment_increment
+      // (1 by default, the node count under Galera), not at 1.
+      const [found] = await c.query('SELECT @@SESSION.auto_increment_increment AS step');
+      const step = Number((found as Array<{ step: unknown }>)[0]?.step);
+      if (!Number.isSafeInteger(step) || step < 1)
+        throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
+      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
     }
     if (query.mode === 'rows') return Array.isArray(result) ? result : [];
     return undefined;
