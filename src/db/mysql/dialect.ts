@@ -234,10 +234,10 @@ export class MysqlDialect implements Dialect {
     sql`CASE WHEN ${isStructured(a)} THEN ${sql.raw(a)}.content ELSE LEFT(${sql.raw(a)}.content, ${chars}) END AS content`;
 
   /** Run one query of an operation on `c`. */
-  private static async run(c: PoolConnection, query: Query, autoincLockMode: number): Promise<unknown> {
+  private static async run(c: PoolConnection, query: Query, opened: OpenedMysql): Promise<unknown> {
     if (query.mode === 'all') {
       const out: unknown[] = [];
-      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, autoincLockMode));
+      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, opened));
       return out;
     }
     if (query.mode === 'text') {
@@ -251,26 +251,32 @@ export class MysqlDialect implements Dialect {
       if (query.mode === 'values') return rows;
       return { columns: (fields ?? []).map((f) => f.name), rows } satisfies Table;
     }
-    const [result] = await c.query(compiled.sql, compiled.params);
-    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
     if (query.mode === 'inserted') {
+      if (opened.mariadb) {
+        // The rows' own ids, in insertion order, whatever the lock mode and auto_increment_increment.
+        const [returned] = await c.query(`${compiled.sql} RETURNING id`, compiled.params);
+        return (returned as Array<{ id: unknown }>).map((r) => num(r.id));
+      }
+      const [result] = await c.query(compiled.sql, compiled.params);
       const header = result as ResultSetHeader;
-      if (header.affectedRows > 1 && autoincLockMode === 2) {
-        // Interleaved lock mode: a multi-row insert's ids need not be consecutive.
+      if (header.affectedRows <= 1) return header.affectedRows === 0 ? [] : [header.insertId];
+      if (opened.autoincLockMode === 2) {
+        // Interleaved lock mode: a multi-row insert's ids need not follow each other.
         throw new DatabaseError(
           'innodb_autoinc_lock_mode = 2 does not promise consecutive ids for a multi-row insert; set it to 1',
           null,
         );
       }
-      if (header.affectedRows <= 1) return header.affectedRows === 0 ? [] : [header.insertId];
-      // insertId is the first row's id; the statement's next ids follow it at the session's auto_increment_increment
-      // (1 by default, the node count under Galera), not at 1.
+      // MySQL: insertId is the first row's id, and the statement's next ids follow it at the session's
+      // auto_increment_increment (1 by default, more on a multi-primary cluster), not at 1.
       const [found] = await c.query('SELECT @@SESSION.auto_increment_increment AS step');
       const step = Number((found as Array<{ step: unknown }>)[0]?.step);
       if (!Number.isSafeInteger(step) || step < 1)
         throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
       return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
     }
+    const [result] = await c.query(compiled.sql, compiled.params);
+    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
     if (query.mode === 'rows') return Array.isArray(result) ? result : [];
     return undefined;
   }
@@ -280,7 +286,7 @@ export class MysqlDialect implements Dialect {
     while (!step.done) {
       let result: unknown;
       try {
-        result = await MysqlDialect.run(c, step.value, this.opened.autoincLockMode);
+        result = await MysqlDialect.run(c, step.value, this.opened);
       } catch (error) {
         step = op.throw(error);
         continue;
