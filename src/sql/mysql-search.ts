@@ -176,9 +176,20 @@ export interface MysqlSearchStatements extends SearchStatements {
   fillRange(after: number, last: number): Op<number | null>;
 }
 
+/**
+ * The server's refusals of a write: no UPDATE privilege (1142, 1143), a read-only server or transaction (1290,
+ * 1792). A search by such a user counts tokens without storing them.
+ */
+const WRITE_REFUSED = new Set([1142, 1143, 1290, 1792]);
+const writeRefused = (error: unknown) => WRITE_REFUSED.has((error as { errno?: unknown } | null)?.errno as number);
+
 /** The search statements over our tables. */
 export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSearchStatements {
   let bounds: TokenBounds | null = null;
+  /** False once the server refused to store token counts (a user with SELECT only): they are counted here. */
+  let countsStored = true;
+  /** Token counts of rows whose count is not stored, with the length they were counted at. */
+  let unstored = new Map<number, { chars: number; n: number }>();
 
   function* tokenBounds(): Op<TokenBounds> {
     if (bounds === null) {
@@ -288,8 +299,14 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     );
     const docs = Number(totals!.docs);
     const counted = Number(totals!.counted);
-    // Rows written after the counts were filled have none yet: the average is taken over those that do.
-    const tokens = counted === 0 ? 0 : (Number(totals!.tokens) / counted) * docs;
+    // Rows written after the counts were filled have none yet: the average is taken over those that do, or,
+    // where this user cannot store counts, the missing ones are counted here.
+    const tokens =
+      path === 'words' && !countsStored
+        ? Number(totals!.tokens) + (yield* unstoredTokens())
+        : counted === 0
+          ? 0
+          : (Number(totals!.tokens) / counted) * docs;
     const phrases = allPhrases(match);
     const keys = phrases.map((p) => `${p.prefix ? '*' : ''}${p.tokens.join(' ')}`);
     const distinct = [...new Set(keys)];
@@ -375,6 +392,42 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     return matched.slice(offset, end).map((j) => j.id);
   }
 
+  /**
+   * The tokens of every row whose count is not stored, counted in TypeScript (each row once while its length
+   * stays the same): what a user who may not store them adds to the stored counts' sum.
+   */
+  function* unstoredTokens(): Op<number> {
+    const pending = yield* rows<{ id: unknown; chars: unknown }>(
+      sql`SELECT message_id AS id, char_count AS chars FROM message_search WHERE token_count IS NULL`,
+    );
+    const known = new Map<number, { chars: number; n: number }>();
+    const missing: Candidate[] = [];
+    for (const r of pending) {
+      const id = Number(r.id);
+      const chars = Number(r.chars);
+      const seen = unstored.get(id);
+      if (seen !== undefined && seen.chars === chars) known.set(id, seen);
+      else missing.push({ id, t: 0, chars });
+    }
+    for (let i = 0, j = 0; i < missing.length; i = j) {
+      j = batchEnd(missing, i);
+      const texts = yield* rows<{ id: unknown; chars: unknown; text: unknown }>(
+        sql`SELECT message_id AS id, char_count AS chars, search_text AS text FROM message_search
+          WHERE message_id IN (${idList(missing.slice(i, j).map((c) => c.id))})`,
+      );
+      for (const r of texts) {
+        const text = String(r.text ?? '');
+        known.set(Number(r.id), { chars: Number(r.chars), n: tokenCount(text) });
+        if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
+      }
+    }
+    // Rows since deleted, or whose count a writer stored, are forgotten.
+    unstored = known;
+    let n = 0;
+    for (const v of known.values()) n += v.n;
+    return n;
+  }
+
   /** Fill token_count for up to COUNT_CHUNK messages that lack it (and match `range`): how many were filled. */
   function* fillTokenCounts(range: SQL): Op<Array<{ id: number }>> {
     const pending = yield* rows<{ id: unknown; text: unknown }>(
@@ -440,7 +493,16 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         LIMIT ${limit} OFFSET ${offset}`;
     },
     *catchUp() {
-      return (yield* fillTokenCounts(sql``)).length === COUNT_CHUNK;
+      if (!countsStored) return false;
+      try {
+        return (yield* fillTokenCounts(sql``)).length === COUNT_CHUNK;
+      } catch (error) {
+        // The UPDATE alone failed (MySQL rolls back the statement, not the transaction): searches go on,
+        // counting what is not stored (weights).
+        if (!writeRefused(error)) throw error;
+        countsStored = false;
+        return false;
+      }
     },
     *fillRange(after, last) {
       const filled = yield* fillTokenCounts(sql`AND message_id > ${after} AND message_id <= ${last}`);

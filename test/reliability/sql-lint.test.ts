@@ -39,8 +39,8 @@ const ALLOWED: Record<string, { count: number; why: string }> = {
     why: "the contract suite's setup statements: fixed text written in the suite's own tests, never input; MySQL's TRUNCATE of our fixed table list",
   },
   'db/mysql/dialect.ts': {
-    count: 14,
-    why: 'dialect slots: column names, aliases and conflict keys from fixed lists, the id byte bound, bulk INSERT text with ? placeholders, OPTIMIZE of our fixed table list; values are bound as parameters',
+    count: 15,
+    why: 'dialect slots: column names, aliases and conflict keys from fixed lists, the id byte bound, bulk INSERT text with ? placeholders, OPTIMIZE of our fixed table list, RETURNING id after a compiled INSERT; values are bound as parameters',
   },
   'db/sqlite/open.ts': {
     count: 2,

@@ -93,12 +93,18 @@ export class MysqlDialect implements Dialect {
     // Only an insert moves InnoDB's counter inside a transaction (ALTER TABLE … AUTO_INCREMENT would commit):
     // a placeholder row at `upTo`, removed at once; the counter stays past it. Checks are off for it alone.
     yield* exec(sql`SET @hsdb_fk = @@foreign_key_checks, foreign_key_checks = 0`);
-    yield* exec(
-      sql`INSERT INTO messages (id, session_id, role, timestamp) SELECT ${upTo}, '', '', '1970-01-01 00:00:00'
-        FROM DUAL WHERE ${upTo} > 0 AND NOT EXISTS (SELECT 1 FROM messages WHERE id >= ${upTo})`,
-    );
-    yield* exec(sql`DELETE FROM messages WHERE id = ${upTo} AND session_id = ''`);
-    yield* exec(sql`SET foreign_key_checks = @hsdb_fk`);
+    try {
+      yield* exec(
+        sql`INSERT INTO messages (id, session_id, role, timestamp) SELECT ${upTo}, '', '', '1970-01-01 00:00:00'
+          FROM DUAL WHERE ${upTo} > 0 AND NOT EXISTS (SELECT 1 FROM messages WHERE id >= ${upTo})`,
+      );
+      yield* exec(sql`DELETE FROM messages WHERE id = ${upTo} AND session_id = ''`);
+    } finally {
+      // Also after a failed insert (another writer took the id): the pooled connection serves other writes
+      // next, which must not skip the checks. Should this fail too, so does the ROLLBACK, and the transaction
+      // destroys the connection.
+      yield* exec(sql`SET foreign_key_checks = @hsdb_fk, @hsdb_fk = NULL`);
+    }
   }
 
   *bulkInsert(
@@ -228,10 +234,10 @@ export class MysqlDialect implements Dialect {
     sql`CASE WHEN ${isStructured(a)} THEN ${sql.raw(a)}.content ELSE LEFT(${sql.raw(a)}.content, ${chars}) END AS content`;
 
   /** Run one query of an operation on `c`. */
-  private static async run(c: PoolConnection, query: Query, autoincLockMode: number): Promise<unknown> {
+  private static async run(c: PoolConnection, query: Query, opened: OpenedMysql): Promise<unknown> {
     if (query.mode === 'all') {
       const out: unknown[] = [];
-      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, autoincLockMode));
+      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, opened));
       return out;
     }
     if (query.mode === 'text') {
@@ -245,19 +251,32 @@ export class MysqlDialect implements Dialect {
       if (query.mode === 'values') return rows;
       return { columns: (fields ?? []).map((f) => f.name), rows } satisfies Table;
     }
-    const [result] = await c.query(compiled.sql, compiled.params);
-    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
     if (query.mode === 'inserted') {
+      if (opened.mariadb) {
+        // The rows' own ids, in insertion order, whatever the lock mode and auto_increment_increment.
+        const [returned] = await c.query(`${compiled.sql} RETURNING id`, compiled.params);
+        return (returned as Array<{ id: unknown }>).map((r) => num(r.id));
+      }
+      const [result] = await c.query(compiled.sql, compiled.params);
       const header = result as ResultSetHeader;
-      if (header.affectedRows > 1 && autoincLockMode === 2) {
-        // Interleaved lock mode: a multi-row insert's ids need not be consecutive.
+      if (header.affectedRows <= 1) return header.affectedRows === 0 ? [] : [header.insertId];
+      if (opened.autoincLockMode === 2) {
+        // Interleaved lock mode: a multi-row insert's ids need not follow each other.
         throw new DatabaseError(
           'innodb_autoinc_lock_mode = 2 does not promise consecutive ids for a multi-row insert; set it to 1',
           null,
         );
       }
-      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i);
+      // MySQL: insertId is the first row's id, and the statement's next ids follow it at the session's
+      // auto_increment_increment (1 by default, more on a multi-primary cluster), not at 1.
+      const [found] = await c.query('SELECT @@SESSION.auto_increment_increment AS step');
+      const step = Number((found as Array<{ step: unknown }>)[0]?.step);
+      if (!Number.isSafeInteger(step) || step < 1)
+        throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
+      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
     }
+    const [result] = await c.query(compiled.sql, compiled.params);
+    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
     if (query.mode === 'rows') return Array.isArray(result) ? result : [];
     return undefined;
   }
@@ -267,7 +286,7 @@ export class MysqlDialect implements Dialect {
     while (!step.done) {
       let result: unknown;
       try {
-        result = await MysqlDialect.run(c, step.value, this.opened.autoincLockMode);
+        result = await MysqlDialect.run(c, step.value, this.opened);
       } catch (error) {
         step = op.throw(error);
         continue;
@@ -363,12 +382,27 @@ export class MysqlDialect implements Dialect {
   async vacuum(): Promise<void> {
     await this.gate.admit(async () => {
       const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      let restored = false;
       try {
-        for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
-          await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
+        // InnoDB's OPTIMIZE rebuilds the table, FULLTEXT index included, with this session's stopword setting:
+        // off, as migrations 0001 and 0004 built it (with it on, "about", "will", "with" would vanish).
+        await c
+          .query('SET @hsdb_stopwords = @@SESSION.innodb_ft_enable_stopword, SESSION innodb_ft_enable_stopword = OFF')
+          .catch(rethrowAsDatabaseError);
+        try {
+          for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
+            await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
+          }
+        } finally {
+          await c
+            .query('SET SESSION innodb_ft_enable_stopword = @hsdb_stopwords, @hsdb_stopwords = NULL')
+            .catch(rethrowAsDatabaseError);
+          restored = true;
         }
       } finally {
-        c.release();
+        // A connection whose setting could not be put back is not handed to the next caller.
+        if (restored) c.release();
+        else c.destroy();
       }
     });
   }

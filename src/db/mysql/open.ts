@@ -43,6 +43,8 @@ export interface OpenedMysql {
   connection(): Promise<PoolConnection>;
   /** The server's innodb_autoinc_lock_mode (2 hands out a multi-row INSERT's ids with gaps under concurrency). */
   readonly autoincLockMode: number;
+  /** Whether the server is MariaDB, whose INSERT has RETURNING (MySQL's has not). */
+  readonly mariadb: boolean;
   close(): Promise<void>;
 }
 
@@ -96,11 +98,14 @@ export async function openMysql(url: string, options: MysqlOpenOptions): Promise
     return c;
   };
   let autoincLockMode = 1;
+  let mariadb = false;
   try {
     const c = await connection();
     try {
-      const [found] = await c.query('SELECT @@innodb_autoinc_lock_mode AS mode');
-      autoincLockMode = Number((found as Array<{ mode: unknown }>)[0]?.mode ?? 1);
+      const [found] = await c.query('SELECT @@innodb_autoinc_lock_mode AS mode, VERSION() AS version');
+      const server = (found as Array<{ mode: unknown; version: unknown }>)[0];
+      autoincLockMode = Number(server?.mode ?? 1);
+      mariadb = /mariadb/i.test(String(server?.version ?? ''));
     } finally {
       c.release();
     }
@@ -113,6 +118,7 @@ export async function openMysql(url: string, options: MysqlOpenOptions): Promise
     pool,
     connection,
     autoincLockMode,
+    mariadb,
     close: () => {
       closed ??= pool.end().catch(() => {});
       return closed;
