@@ -14,6 +14,7 @@ import { ConnectionError, DatabaseError, MigrationError, SessionDbError, openSto
 import { harnessAvailable } from '../../src/testing/index.js';
 import { postgresHarness, reportAvailability } from '../backends.js';
 import { mariadbHarness } from '../helpers/mariadb.js';
+import { PAST_STARTUP_SQL } from '../helpers/postgres-js.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-faults-'));
@@ -146,7 +147,8 @@ describe.skipIf(!pgAvailable)(
         await store.createSession('s', 'cli');
         await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendMessage('s', 'user', `m${i}`)));
         const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()`;
+        WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()
+          AND ${admin.unsafe(PAST_STARTUP_SQL)}`;
         expect(killed.length).toBeGreaterThan(0);
         await new Promise((r) => setTimeout(r, 100));
         // A call may meet a connection the server just closed: it fails typed, or succeeds; it never crashes.

@@ -3,8 +3,12 @@
  * awaits something else between two statements). postgres.js 3.4.9 would write the next statement, or COMMIT,
  * to the closed socket from a timer and crash the process; here each is refused with a ConnectionError. Run in
  * a child process, so that a crash is seen as the child's exit rather than taking the test runner down.
+ *
+ * Also the other postgres.js crash: the rejection it drops when its startup type query fails.
  */
+import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ConnectionError, openStore } from '../../src/index.js';
 import { postgresHarness, reportAvailability } from '../backends.js';
 import { exited, spawnTs } from '../helpers/processes.js';
 
@@ -44,5 +48,35 @@ describe.skipIf(!pgAvailable)(
         });
       }
     }
+  },
+);
+
+describe.skipIf(!pgAvailable)(
+  `Postgres: postgres.js' startup type query fails${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    // postgres.js drops that query's rejection (test/helpers/postgres-js.ts): no caller can handle it, so it
+    // reaches this process as an unhandled rejection, which fails the run unless the test configs'
+    // onUnhandledError recognises it (and only it).
+    it('openStore rejects with a ConnectionError, and the rejection postgres.js drops does not fail the run', async () => {
+      const url = await pg.freshUrl();
+      const role = `hsdb_no_pg_type_${process.pid}`;
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        // pg_type is a per-database catalog: only this database's reads of it are refused to the new role.
+        await admin.unsafe('REVOKE SELECT ON pg_catalog.pg_type FROM PUBLIC');
+        await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+        const as = new URL(url);
+        as.username = role;
+        const error = await openStore(as.toString()).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ConnectionError);
+        expect((error as Error).message).toMatch(/permission denied for table pg_type/);
+        // The dropped rejection is reported while this test still runs.
+        await new Promise((r) => setTimeout(r, 50));
+      } finally {
+        await admin.end();
+        const server = postgres(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', { max: 1 });
+        await server.unsafe(`DROP ROLE IF EXISTS ${role}`).finally(() => server.end());
+      }
+    });
   },
 );
