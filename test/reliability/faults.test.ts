@@ -76,6 +76,35 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
 });
 
 describe.skipIf(!pgAvailable)(
+  `Postgres: a statement of openStore refused${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    it('is a typed DatabaseError naming the cause, not the driver error', async () => {
+      const url = await pg.freshUrl();
+      const role = `hsdb_no_pg_trigger_${process.pid}`;
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        // A role that owns the database (so it can migrate) but may not read pg_trigger, which the open reads
+        // after migrating to check the search structures (pg_trigger is per database: only this one changes).
+        await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+        await admin.unsafe(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" OWNER TO ${role}`);
+        await admin.unsafe('REVOKE SELECT ON pg_catalog.pg_trigger FROM PUBLIC');
+        const as = new URL(url);
+        as.username = role;
+        const error = await openStore(as.toString()).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DatabaseError);
+        expect(error).toMatchObject({ code: 'DATABASE', driverCode: '42501' });
+        expect((error as Error).message).toMatch(/permission denied for table pg_trigger/);
+      } finally {
+        await admin.end();
+        await pg.cleanup();
+        const server = postgres(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', { max: 1 });
+        await server.unsafe(`DROP ROLE IF EXISTS ${role}`).finally(() => server.end());
+      }
+    });
+  },
+);
+
+describe.skipIf(!pgAvailable)(
   `Postgres connection killed mid-migration${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
   () => {
     it('is a typed error, rolls the run back, never crashes the process, and the next migrate works', async () => {
