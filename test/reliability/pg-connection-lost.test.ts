@@ -25,7 +25,10 @@ describe.skipIf(!pgAvailable)(
       for (const next of ['statement', 'commit'] as const) {
         const who = target === 'pool' ? 'a store on a URL' : "an app's postgres.js client";
         const what = next === 'statement' ? 'the next statement' : 'COMMIT';
-        it(`${who}: ${what} is refused with a ConnectionError, nothing is committed, the store keeps working`, async () => {
+        // Side by side: each case is its own child process and database.
+        it.concurrent(`${who}: ${what} is refused with a ConnectionError, nothing is committed, the store keeps working`, async ({
+          expect,
+        }) => {
           const url = await pg.freshUrl();
           const child = spawnTs('../reliability/workers/pg-killed-between.ts', [url, target, next]);
           const { code, lines, stderr } = await exited(child);

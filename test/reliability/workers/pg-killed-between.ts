@@ -6,6 +6,7 @@
  * argv: url, 'pool' (a store on a URL: our own pool) or 'client' (a postgres.js client the app passes in),
  * and 'statement' (the body sends another statement after the wait) or 'commit' (it returns: COMMIT next).
  */
+import net from 'node:net';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { openStore, postgresSessionSettings } from '../../../src/index.js';
@@ -14,46 +15,42 @@ import { rowsOf } from '../../../src/db/pg/open.js';
 const [url, target, next] = process.argv.slice(2) as [string, 'pool' | 'client', 'statement' | 'commit'];
 const say = (step: string, value: unknown) => process.stdout.write(`${JSON.stringify({ step, value })}\n`);
 
-let closes = 0;
-let closed: () => void = () => {};
+// Observation only: count the sockets that have emitted 'close'. postgres.js handles a connection's close in
+// its 'close' listener, so once emit returns, the driver has dropped that socket.
+let socketsClosed = 0;
+let onSocketClosed: () => void = () => {};
+const emit = net.Socket.prototype.emit;
+net.Socket.prototype.emit = function (this: net.Socket, event: string | symbol, ...args: unknown[]) {
+  const handled = Reflect.apply(emit, this, [event, ...args]) as boolean;
+  if (event === 'close') {
+    socketsClosed++;
+    onSocketClosed();
+  }
+  return handled;
+} as typeof emit;
+
 const app =
-  target === 'client'
-    ? postgres(url, {
-        max: 2,
-        onnotice: () => {},
-        connection: postgresSessionSettings,
-        onclose: () => {
-          closes++;
-          closed();
-        },
-      })
-    : undefined;
+  target === 'client' ? postgres(url, { max: 2, onnotice: () => {}, connection: postgresSessionSettings }) : undefined;
 const killer = postgres(url, { max: 1, onnotice: () => {} });
 const store = app ? await openStore(app) : await openStore(url, { poolSize: 2 });
 if (store.dialect !== 'pg') throw new Error('a Postgres store was expected');
 await store.backend.execute(sql`CREATE TABLE probe (v text)`);
 
-/** Until the killed connection's close has reached the driver (the app's client says so; our pool does not). */
-async function connectionGone(pid: number): Promise<void> {
-  if (app) {
-    if (closes === 0) await new Promise<void>((resolve) => (closed = resolve));
-    return;
-  }
-  for (let i = 0; i < 400; i++) {
-    const [row] = await killer`SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ${pid}`;
-    if (row?.n === 0) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  // The backend is gone from the server's view: give its socket's close time to reach this process.
-  await new Promise((r) => setTimeout(r, 300));
+/** Terminate the backend, and wait until its socket's close has reached the driver (nothing else closes). */
+async function terminate(pid: number): Promise<void> {
+  const before = socketsClosed;
+  const closed = new Promise<void>((resolve) => {
+    onSocketClosed = () => socketsClosed > before && resolve();
+  });
+  await killer`SELECT pg_terminate_backend(${pid})`;
+  if (socketsClosed === before) await closed;
 }
 
 const outcome = await store.backend
   .transaction(async (tx) => {
     const [row] = rowsOf<{ pid: number }>(await tx.execute(sql`SELECT pg_backend_pid() AS pid`));
     await tx.execute(sql`INSERT INTO probe VALUES ('first')`);
-    await killer`SELECT pg_terminate_backend(${row!.pid})`;
-    await connectionGone(row!.pid);
+    await terminate(row!.pid);
     if (next === 'statement') await tx.execute(sql`INSERT INTO probe VALUES ('second')`);
     return 'committed';
   })
