@@ -43,11 +43,18 @@ export class InvalidUrlError extends SessionDbError {
   }
 }
 
-/** The database could not be opened or reached. `url` is the store URL with any password redacted. */
+/**
+ * The database could not be opened or reached, or (`lost`) the connection a call was using closed before the
+ * call sent its next statement: nothing more was sent on it. `url` is the store URL with any password redacted.
+ */
 export class ConnectionError extends SessionDbError {
   readonly url: string;
-  constructor(redactedUrl: string, reason: string, options?: { cause?: unknown }) {
-    super('CONNECTION', `Cannot open ${redactedUrl}: ${reason}`, options);
+  constructor(redactedUrl: string, reason: string, options?: { cause?: unknown; lost?: boolean }) {
+    super(
+      'CONNECTION',
+      `${options?.lost ? 'Lost the connection to' : 'Cannot open'} ${redactedUrl}: ${reason}`,
+      options,
+    );
     this.url = redactedUrl;
   }
 }

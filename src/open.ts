@@ -17,7 +17,7 @@ import { adoptSqlite, applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
 import { missingSearchStructuresError } from './db/search-structures.js';
 import { type ClassifiedTarget, type StoreTarget, classifyTarget, describeClient } from './db/targets.js';
 import { parseStoreUrl, redactUrl } from './db/url.js';
-import { ValidationError } from './errors.js';
+import { DatabaseError, ValidationError } from './errors.js';
 import { type AnySessionStore, SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
 import { DEFAULT_PG_SCHEMA, pgSchemaName } from './sql/tables.js';
@@ -293,7 +293,8 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
     if (backend instanceof SqliteBackend) applyBusyTimeout(backend.client, opts.busyTimeoutMs);
   } catch (error) {
     await store.close().catch(() => {});
-    throw error;
+    // Ours pass unchanged; a driver's error (a statement of the checks refused or timed out) is typed.
+    throw DatabaseError.from(error);
   }
   return store;
 }

@@ -267,9 +267,8 @@ describe('a postgres.js client (real Postgres)', () => {
       const store = await openStore(client);
       await store.createSession('s-1', 'cli');
       const pg = store.backend as PgBackend;
-      // The server drops the connection while our statement runs on it. (Not between two statements: a
-      // statement sent on a reserved postgres.js connection that already closed crashes the process from a
-      // timer, pooled or not: the postgres.js limitation the README lists.)
+      // The server drops the connection while our statement runs on it. (Between two statements, the next one
+      // is refused before it is sent: test/reliability/pg-connection-lost.test.ts, in a child process.)
       const lost = pg.transaction(async (tx) => {
         const [me] = rowsOf<{ pid: number }>(await tx.execute(sql`SELECT pg_backend_pid() AS pid`));
         const terminate = (async () => {

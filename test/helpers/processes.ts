@@ -92,3 +92,19 @@ function consumedOf(child: ChildProcessWithoutNullStreams): { next: number } {
   }
   return at;
 }
+
+/** When the child has exited and its output is read: its exit code (null when a signal ended it), lines and stderr. */
+export function exited(
+  child: ChildProcessWithoutNullStreams,
+): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const log = logOf(child);
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!log.closed) return;
+      log.waiters.delete(check);
+      resolve({ code: log.code, lines: [...log.lines], stderr: log.stderr });
+    };
+    log.waiters.add(check);
+    check();
+  });
+}

@@ -14,6 +14,7 @@ import { ConnectionError, DatabaseError, MigrationError, SessionDbError, openSto
 import { harnessAvailable } from '../../src/testing/index.js';
 import { postgresHarness, reportAvailability } from '../backends.js';
 import { mariadbHarness } from '../helpers/mariadb.js';
+import { PAST_STARTUP_SQL } from '../helpers/postgres-js.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-faults-'));
@@ -73,6 +74,35 @@ describe.skipIf(!pgAvailable)(`Postgres faults${pgAvailable ? '' : ` (skipped: $
     }
   });
 });
+
+describe.skipIf(!pgAvailable)(
+  `Postgres: a statement of openStore refused${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
+  () => {
+    it('is a typed DatabaseError naming the cause, not the driver error', async () => {
+      const url = await pg.freshUrl();
+      const role = `hsdb_no_pg_trigger_${process.pid}`;
+      const admin = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        // A role that owns the database (so it can migrate) but may not read pg_trigger, which the open reads
+        // after migrating to check the search structures (pg_trigger is per database: only this one changes).
+        await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+        await admin.unsafe(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" OWNER TO ${role}`);
+        await admin.unsafe('REVOKE SELECT ON pg_catalog.pg_trigger FROM PUBLIC');
+        const as = new URL(url);
+        as.username = role;
+        const error = await openStore(as.toString()).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(DatabaseError);
+        expect(error).toMatchObject({ code: 'DATABASE', driverCode: '42501' });
+        expect((error as Error).message).toMatch(/permission denied for table pg_trigger/);
+      } finally {
+        await admin.end();
+        await pg.cleanup();
+        const server = postgres(process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', { max: 1 });
+        await server.unsafe(`DROP ROLE IF EXISTS ${role}`).finally(() => server.end());
+      }
+    });
+  },
+);
 
 describe.skipIf(!pgAvailable)(
   `Postgres connection killed mid-migration${pgAvailable ? '' : ` (skipped: ${pg.unavailable})`}`,
@@ -146,7 +176,8 @@ describe.skipIf(!pgAvailable)(
         await store.createSession('s', 'cli');
         await Promise.all(Array.from({ length: 8 }, (_, i) => store.appendMessage('s', 'user', `m${i}`)));
         const killed = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-        WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()`;
+        WHERE datname = current_database() AND application_name = 'hermes-sessiondb' AND pid <> pg_backend_pid()
+          AND ${admin.unsafe(PAST_STARTUP_SQL)}`;
         expect(killed.length).toBeGreaterThan(0);
         await new Promise((r) => setTimeout(r, 100));
         // A call may meet a connection the server just closed: it fails typed, or succeeds; it never crashes.

@@ -186,7 +186,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions): P
     await client.end({ timeout: 1 }).catch(() => {});
     throw new ConnectionError(where, describePgError(scrubErrorSecrets(error, url)), { cause: error });
   }
-  return poolSession(client, connect, options.schema);
+  return poolSession(client, connect, where, options.schema);
 }
 
 /**
@@ -231,7 +231,52 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
     );
   }
   // A statement sent alone runs at the client's default isolation: ours only where that is read committed.
-  return poolSession(client, undefined, schema, current.default_transaction_isolation === 'read committed');
+  return poolSession(client, undefined, where, schema, current.default_transaction_isolation === 'read committed');
+}
+
+/** The part of a postgres.js 3.4.9 connection object a transaction watches (src/connection.js, src/index.js). */
+interface DriverConnection {
+  /** Called once by the pool when the connection's socket has closed (what postgres.js' own begin() uses). */
+  onclose?: ((error: unknown) => void) | null;
+}
+
+/**
+ * Learn when a reserved connection closes. postgres.js hands the connection object to a query's `onexecute`
+ * as it writes the query (here: BEGIN), and the pool calls the object's `onclose` from the socket's close
+ * event, in the same turn as the socket is dropped: so "not closed" before a send means the socket is there.
+ */
+function watchConnection(): {
+  /** The query options of the first statement (BEGIN): they hand the connection over (`onexecute`, untyped). */
+  readonly options: postgres.UnsafeQueryOptions;
+  closed(): boolean;
+  /** The driver's CONNECTION_CLOSED error, once closed. */
+  closedWith(): unknown;
+  /** Stop watching (the connection goes back to the pool, or is abandoned). */
+  stop(): void;
+} {
+  let connection: DriverConnection | undefined;
+  let closed = false;
+  let closedWith: unknown;
+  const onclose = (error: unknown) => {
+    closed = true;
+    closedWith = error;
+  };
+  const options = {
+    onexecute: (c: DriverConnection) => {
+      connection = c;
+      c.onclose = onclose;
+      // postgres.js reads this as "the connection can take more queries now", as it would without onexecute.
+      return true;
+    },
+  };
+  return {
+    options: options as postgres.UnsafeQueryOptions,
+    closed: () => closed,
+    closedWith: () => closedWith,
+    stop: () => {
+      if (connection?.onclose === onclose) connection.onclose = null;
+    },
+  };
 }
 
 /**
@@ -243,6 +288,7 @@ export async function adoptPostgres(client: postgres.Sql, where: string, schema?
 function poolSession(
   initial: postgres.Sql,
   recreate: (() => postgres.Sql) | undefined,
+  where: string,
   schema: string | undefined,
   readCommittedByDefault = true,
 ): OpenedPg {
@@ -299,8 +345,7 @@ function poolSession(
   const statement = readCommittedByDefault
     ? (text: string, params: readonly unknown[]) =>
         onPool(() => client.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>)
-    : (text: string, params: readonly unknown[]) =>
-        inTransaction((reserved) => reserved.unsafe(text, params as never[], { prepare: true }) as Promise<Rows>);
+    : (text: string, params: readonly unknown[]) => inTransaction((send) => send(text, params, true));
   const rerunStranded = (pending: Set<() => void>) => {
     const stranded = [...pending];
     pending.clear();
@@ -334,36 +379,54 @@ function poolSession(
   /**
    * Transactions run on a reserved connection with explicit BEGIN/COMMIT/ROLLBACK rather than postgres.js'
    * begin(): when the server drops a connection mid-transaction, begin() writes ROLLBACK to the dead socket
-   * and the pool later reuses it, and postgres.js 3.4.9 then throws from a timer (porsager/postgres #1154,
-   * #1208): an uncatchable crash of the whole process. Here a lost connection is never written to again
-   * and never released; the pool it came from is retired and a fresh one takes its place.
+   * and the pool later reuses it. Here a lost connection is never written to again and never released; the
+   * pool it came from is retired and a fresh one takes its place.
+   *
+   * postgres.js 3.4.9 (pinned in package.json) also takes a statement for a reserved connection whose socket
+   * has closed and throws from a timer while writing it (porsager/postgres #1154, #1208): an uncatchable crash
+   * of the whole process. A connection can close while nothing is in flight on it (the app's transaction body
+   * awaits something else), so each transaction watches its connection's close (see watchConnection) and
+   * refuses a statement, COMMIT or ROLLBACK meant for a closed one instead of sending it.
    */
   function transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T> {
-    return inTransaction((reserved) =>
+    return inTransaction((send) =>
       body({
         execute: (query) => {
           const compiled = compiler.sqlToQuery(query);
           // Short statements (the hot writes) become named prepared statements, cached per connection by text,
           // and skip parsing and planning; long ones (multi-row inserts of varying size) are not kept.
-          return reserved.unsafe(compiled.sql, compiled.params as never[], {
-            prepare: compiled.sql.length <= PREPARE_MAX_CHARS,
-          });
+          return send(compiled.sql, compiled.params, compiled.sql.length <= PREPARE_MAX_CHARS);
         },
       }),
     );
   }
 
-  async function inTransaction<T>(work: (reserved: postgres.ReservedSql) => Promise<T>): Promise<T> {
+  /** Sends one statement of a transaction on its reserved connection (refused once that connection closed). */
+  type Send = (text: string, params: readonly unknown[], prepare: boolean) => Promise<Rows>;
+
+  async function inTransaction<T>(work: (send: Send) => Promise<T>): Promise<T> {
     const { pool, reserved } = await reserve();
+    const watch = watchConnection();
     let lost = false;
+    const refusal = (next: string) =>
+      new ConnectionError(
+        where,
+        `the server closed the connection of a transaction before its ${next} was sent; nothing of the transaction was committed`,
+        { cause: watch.closedWith(), lost: true },
+      );
+    const send: Send = (text, params, prepare) =>
+      watch.closed()
+        ? Promise.reject(refusal('next statement'))
+        : (reserved.unsafe(text, params as never[], { prepare }) as Promise<Rows>);
     try {
       // Explicit, so that a default_transaction_isolation of the database or of an app's client does not apply.
-      await reserved.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await work(reserved);
+      await reserved.unsafe('BEGIN ISOLATION LEVEL READ COMMITTED', [], watch.options);
+      const result = await work(send);
+      if (watch.closed()) throw refusal('COMMIT');
       await reserved.unsafe('COMMIT');
       return result;
     } catch (error) {
-      lost = connectionLost(error);
+      lost = connectionLost(error) || watch.closed();
       if (!lost) {
         try {
           await reserved.unsafe('ROLLBACK');
@@ -373,6 +436,9 @@ function poolSession(
       }
       throw error;
     } finally {
+      // A connection that closed is never released: postgres.js would hand it out again with no socket.
+      lost ||= watch.closed();
+      watch.stop();
       if (!lost) reserved.release();
       else if (pool === client && recreate) {
         const oldReads = reading;
