@@ -27,6 +27,7 @@ import { standardOnConflict } from '../../sql/conflict.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, changesOf, rowsOf } from './open.js';
+import { type BulkLimits, PG_LIMITS } from '../bulk-fit.js';
 
 /** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
 export interface PgConnection extends PgExecutor {
@@ -176,6 +177,10 @@ export class PgDialect implements Dialect {
       yield* exec(sql`${head}${JSON.stringify(payload)}${tail}`);
     }
   }
+  // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
+  readonly bulkLimits = function* (): Op<BulkLimits> {
+    return PG_LIMITS;
+  };
   // Postgres maintains its search structures per statement (generated columns, statement-level triggers).
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     this.bulkInsert('messages', columns, rows, onConflict);

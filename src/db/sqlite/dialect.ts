@@ -10,6 +10,7 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { type BulkLimits, SQLITE_LIMITS } from '../bulk-fit.js';
 import {
   CallGate,
   type Op,
@@ -130,6 +131,10 @@ export class SqliteDialect implements Dialect {
       yield* execText(text, params);
     }
   }
+  // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
+  readonly bulkLimits = function* (): Op<BulkLimits> {
+    return SQLITE_LIMITS;
+  };
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     withDeferredTriggers(this.bulkInsert('messages', columns, rows, onConflict));
   readonly buildDeferredChunk = buildDeferredChunk;
