@@ -264,6 +264,11 @@ export interface Dialect {
    * on SQLite, where a write transaction holds the whole database).
    */
   readonly forUpdate: SQL;
+  /**
+   * Fresh planner statistics for every table of the store, after a bulk load (import, copy, a migration's
+   * backfill) changed them wholesale: Postgres and PGlite ANALYZE, MySQL ANALYZE TABLE; nothing on SQLite.
+   */
+  analyze(): Promise<void>;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
 }

@@ -424,6 +424,11 @@ export class ImportRepo {
     return this.ctx.d.write(() => this.ctx.d.reserveMessageIds(maxId));
   }
 
+  /** Fresh planner statistics for the tables the transfer filled (Dialect.analyze). */
+  analyze(): Promise<void> {
+    return this.ctx.d.analyze();
+  }
+
   /** Move the message id sequence past the imported ids (Postgres; SQLite's AUTOINCREMENT follows by itself). */
   advanceIds(): Promise<void> {
     return this.ctx.d.write(this.ctx.d.advanceMessageIds);

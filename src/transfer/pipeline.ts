@@ -331,6 +331,8 @@ export async function transferRows(
     for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);
   await store.imports.insertMeta(meta);
   await store.imports.insertTopics(modes, bindings);
+  // Autovacuum may be off, or not awake yet: the first listing after an import must not plan without statistics.
+  await store.imports.analyze();
   progress('done', done, totalMessages);
   return {
     sessions: sessions.length,

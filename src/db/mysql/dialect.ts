@@ -62,6 +62,9 @@ const MYSQL_LIMITS: BulkLimits = {
   statementBytes: MYSQL_DEFAULT_PACKET,
 };
 
+const ANALYZE_TABLES =
+  'ANALYZE TABLE sessions, messages, session_activity, message_search, state_meta, telegram_dm_topic_mode, telegram_dm_topic_bindings';
+
 /** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
 const RETRIED = new Set([1213, 1205]);
 const WRITE_ATTEMPTS = 5;
@@ -411,6 +414,25 @@ export class MysqlDialect implements Dialect {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * InnoDB recalculates a table's statistics in the background once a tenth of it changed, some time after the
+   * load: ANALYZE TABLE has them right when the import returns. It reports a failure as a row, not an error.
+   */
+  async analyze(): Promise<void> {
+    await this.gate.admit(async () => {
+      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      try {
+        const [found] = await c.query(ANALYZE_TABLES).catch(rethrowAsDatabaseError);
+        const failed = (found as Array<{ Table?: unknown; Msg_type?: unknown; Msg_text?: unknown }>).find(
+          (r) => String(r.Msg_type).toLowerCase() === 'error',
+        );
+        if (failed) throw new DatabaseError(`ANALYZE TABLE ${String(failed.Table)}: ${String(failed.Msg_text)}`, null);
+      } finally {
+        c.release();
+      }
+    });
+  }
 
   async vacuum(): Promise<void> {
     await this.gate.admit(async () => {

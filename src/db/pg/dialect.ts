@@ -331,6 +331,26 @@ export class PgDialect implements Dialect {
 
   async close(): Promise<void> {}
 
+  /**
+   * Without it the planner has no statistics for the rows a bulk load wrote until autovacuum analyzes them,
+   * which may be never (autovacuum off; PGlite runs none): a listing then takes a plan many times slower.
+   */
+  async analyze(): Promise<void> {
+    const { t } = this;
+    const tables = [
+      t.sessions,
+      t.messages,
+      t.messageSearchTerms,
+      t.messageSearchStats,
+      t.stateMeta,
+      t.telegramDmTopicMode,
+      t.telegramDmTopicBindings,
+    ];
+    await this.gate.admit(() =>
+      this.conn.execute(sql`ANALYZE ${sql.join(tables, sql`, `)}`).catch(rethrowAsDatabaseError),
+    );
+  }
+
   async vacuum(): Promise<void> {
     await this.gate.admit(() => this.conn.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError));
   }

@@ -527,6 +527,12 @@ export class SqliteDialect implements Dialect {
     });
   }
 
+  /**
+   * Nothing: SQLite's planner picks our indexes without sqlite_stat1, and the file is Hermes' own, whose queries
+   * would plan differently with statistics it never gathers itself.
+   */
+  async analyze(): Promise<void> {}
+
   async vacuum(): Promise<void> {
     const worker = this.maintenanceWorker();
     if (worker) {
