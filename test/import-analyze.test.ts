@@ -14,6 +14,7 @@ import { importHermesStateDb, openStore } from '../src/index.js';
 import { harnessAvailable } from '../src/testing/index.js';
 import { postgresHarness } from './backends.js';
 import { mariadbHarness } from './helpers/mariadb.js';
+import { pgFolderUpTo } from './helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-analyze-'));
 const file = path.join(dir, 'state.db');
@@ -68,6 +69,31 @@ describe.skipIf(!harnessAvailable(pg))(
       } finally {
         await store.close();
         await client.end({ timeout: 5 });
+      }
+    });
+  },
+);
+
+describe.skipIf(!harnessAvailable(pg))(
+  `statistics after a migration's backfill${pg.unavailable ? ` (skipped: ${pg.unavailable})` : ''}`,
+  () => {
+    it('analyzes a store that had rows when migrations were applied to it', async () => {
+      const url = await pg.freshUrl();
+      // Before 0008, which backfills every session's activity columns.
+      const old = await openStore(url, { migrationsFolder: pgFolderUpTo('0007_pin_trigger_search_path') });
+      await old.createSession('s1', 'cli');
+      await old.appendMessage('s1', 'user', 'hello');
+      await old.close();
+      const store = await openStore(url);
+      const client = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const analyzed = await client<Array<{ relname: string }>>`
+        SELECT relname FROM pg_stat_user_tables
+        WHERE relname IN ('sessions', 'messages') AND last_analyze IS NOT NULL ORDER BY relname`;
+        expect(analyzed.map((r) => r.relname)).toEqual(['messages', 'sessions']);
+      } finally {
+        await client.end({ timeout: 5 });
+        await store.close();
       }
     });
   },
