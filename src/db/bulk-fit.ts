@@ -33,6 +33,7 @@ const INT32_MAX = 2_147_483_647;
 export const YEAR_1 = -62_135_596_800;
 export const YEAR_1000 = -30_610_224_000;
 export const YEAR_10000 = 253_402_300_800;
+const MILLISECOND_LOOKING = 1e12;
 
 /** SQLite: any number but NaN (it binds as NULL), text of any length. */
 export const SQLITE_LIMITS: BulkLimits = {
@@ -68,7 +69,9 @@ export function unfitReason(limits: BulkLimits, table: string, column: BulkColum
       const { first, end, years } = limits.time;
       const at = rounded(v);
       if (at >= first && at < end) return null;
-      return `is outside the times this database holds (${years} UTC: epoch seconds from ${first} to below ${end})`;
+      // Epoch milliseconds of these decades are about 1.7e12: outside every year this side of 10000 as seconds.
+      const hint = Math.abs(at) >= MILLISECOND_LOOKING ? '; it looks like milliseconds, not seconds' : '';
+      return `is outside the times this database holds (${years} UTC: epoch seconds from ${first} to below ${end})${hint}`;
     }
     case 'int': {
       const v = value as number;

@@ -282,7 +282,7 @@ export async function transferRows(
     throw new TransferRefusedError(
       `Cannot copy ${source.label} into ${store.url}`,
       `${unfitCount} value${unfitCount === 1 ? '' : 's'} of the source cannot be stored in ${store.url}: ` +
-        `${named.join('; ')}${more}; nothing was written. Correct ${unfitCount === 1 ? 'it' : 'them'} in the source, or copy into a store that holds ${unfitCount === 1 ? 'it' : 'them'}.`,
+        `${named.join('; ')}${more}; nothing was written. Correct ${unfitCount === 1 ? 'it' : 'them'} in the source, or write to a store that can hold ${unfitCount === 1 ? 'it' : 'them'}.`,
       unfit,
     );
   }
