@@ -17,6 +17,7 @@ import {
   importHermesStateDb,
   openStore,
 } from '../src/index.js';
+import { YEAR_1, YEAR_1000, YEAR_10000 } from '../src/db/bulk-fit.js';
 import { harnessAvailable } from '../src/testing/index.js';
 import { type AnyHarness, pgliteHarness, postgresHarness, sqliteFileHarness } from './backends.js';
 import { mariadbHarness } from './helpers/mariadb.js';
@@ -110,6 +111,23 @@ for (const h of harnesses) {
           expect(refused.unfit[0]).toMatchObject({ table: 'messages', id: '2', column: 'timestamp' });
           expect(await to.sessionCount()).toBe(0);
           expect(await to.messageCount()).toBe(0);
+        }
+      });
+
+      it('keeps the first and the last time the target holds, exactly (run last: it fills the target)', async () => {
+        const first = h.dialect === 'mysql' ? YEAR_1000 : h.dialect === 'pg' ? YEAR_1 : -1e13;
+        const last = h.dialect === 'sqlite' ? 1e13 : YEAR_10000 - 0.5;
+        const from = await sourceWith(String(last));
+        const db = new Database(from.url.replace(/^sqlite:/, ''));
+        db.prepare('UPDATE sessions SET started_at = ? WHERE id = ?').run(first, 'a');
+        db.close();
+        const to = await target();
+        try {
+          await copyStore(from, to);
+          expect((await to.getSession('a'))?.startedAt).toBe(first);
+          expect((await to.getMessages('b')).map((m) => m.timestamp)).toContain(last);
+        } finally {
+          await from.close();
         }
       });
     },
