@@ -143,7 +143,8 @@ export {
 } from './transfer/pipeline.js';
 export { HermesFileSource, storeSource, type RowSource } from './transfer/sources.js';
 export { BulkReadRepo } from './repos/bulk-read.js';
-export { ImportRepo } from './repos/import.js';
+export { ImportRepo, type TransferTable } from './repos/import.js';
+export type { BulkLimits, UnfitValue } from './db/bulk-fit.js';
 export {
   verifyStores,
   verifyTransfer,

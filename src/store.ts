@@ -179,7 +179,12 @@ export class SessionStore<D extends DialectName = DialectName> {
   // ── Lifecycle and schema ──
 
   async migrate(): Promise<MigrationReport> {
-    return this.track(() => this.backendImpl.migrate());
+    return this.track(async () => {
+      const report = await this.backendImpl.migrate();
+      // Migrations applied to a store that had rows may have backfilled whole tables: fresh planner statistics.
+      if (report.applied.length > 0 && report.alreadyApplied > 0) await this.dialectImpl.analyze();
+      return report;
+    });
   }
 
   async migrationStatus(): Promise<MigrationStatus> {

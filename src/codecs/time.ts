@@ -8,6 +8,8 @@
  */
 
 const MICROS_PER_SECOND = 1_000_000;
+/** Seconds in 400 Gregorian years, after which the calendar repeats. */
+const CYCLE_SECONDS = 146_097 * 86_400;
 
 /** The nearest double to `value` rounded to whole microseconds. */
 export function roundToMicros(value: number): number {
@@ -52,7 +54,12 @@ export function timestamptzToEpochSeconds(text: string): number {
   const m = PG_TIMESTAMPTZ.exec(text.trim());
   if (!m) throw new RangeError(`unrecognised timestamptz value: ${JSON.stringify(text)}`);
   const [, y, mo, d, h, mi, s, frac, , sign, oh, om, os] = m;
-  let seconds = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000;
+  const year = Number(y);
+  // Date.UTC reads years 0 to 99 as 1900 to 1999: those are read 400 years (one calendar cycle) later.
+  const shift = year < 100 ? 400 : 0;
+  let seconds =
+    Date.UTC(year + shift, Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) / 1000 -
+    (shift / 400) * CYCLE_SECONDS;
   if (sign) {
     const offset = Number(oh) * 3600 + Number(om ?? 0) * 60 + Number(os ?? 0);
     seconds -= sign === '+' ? offset : -offset;

@@ -6,6 +6,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { MessageContent, MessageContentInput } from '../codecs/content.js';
 import type { JsonInput, JsonValue } from '../codecs/json.js';
+import type { BulkLimits } from './bulk-fit.js';
 import type { Op } from './ops.js';
 import type { QueryNode } from '../search/query.js';
 import type { KeptActivity } from '../sql/activity.js';
@@ -172,6 +173,11 @@ export interface Dialect {
    * that lack it, in the caller's transaction: the last id covered, or null when none is left in the range.
    */
   buildDeferredChunk(after: number, last: number, limit: number): Op<number | null>;
+  /**
+   * What this database's columns hold (db/bulk-fit.ts): an import or copy checks every value against it before
+   * its first write. MySQL reads the server's max_allowed_packet.
+   */
+  bulkLimits(): Op<BulkLimits>;
   /** The message content columns for bulkInsert, and their values for a stored (text or "\x00json:") content. */
   readonly bulkContent: { readonly columns: readonly BulkColumn[]; values(stored: string | null): unknown[] };
   /** The content column names and values for an INSERT into messages. */
@@ -264,6 +270,11 @@ export interface Dialect {
    * on SQLite, where a write transaction holds the whole database).
    */
   readonly forUpdate: SQL;
+  /**
+   * Fresh planner statistics for every table of the store, after a bulk load (import, copy, a migration's
+   * backfill) changed them wholesale: Postgres and PGlite ANALYZE, MySQL ANALYZE TABLE; nothing on SQLite.
+   */
+  analyze(): Promise<void>;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
 }

@@ -5,6 +5,14 @@
  * CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
  */
 import { sql } from 'drizzle-orm';
+import {
+  type BulkLimits,
+  STATEMENT_OVERHEAD_BYTES,
+  type UnfitValue,
+  rowBytes,
+  unfitReason,
+  valueBytes,
+} from '../db/bulk-fit.js';
 import type { BulkColumn, BulkType } from '../db/dialect.js';
 import { exec, rows as queryRows } from '../db/ops.js';
 import type { RepoContext } from './context.js';
@@ -70,6 +78,111 @@ const MESSAGE_COLUMNS: BulkColumn[] = [
   ['codex_message_items', 'json'],
 ].map(([name, type]) => ({ name: name!, type: type as BulkType }));
 
+const columns = (list: Array<[string, BulkType]>): BulkColumn[] => list.map(([name, type]) => ({ name, type }));
+const META_COLUMNS = columns([
+  ['key', 'text'],
+  ['value', 'free'],
+]);
+const TOPIC_MODE_COLUMNS = columns([
+  ['chat_id', 'text'],
+  ['user_id', 'text'],
+  ['enabled', 'bool'],
+  ['activated_at', 'time'],
+  ['updated_at', 'time'],
+  ['has_topics_enabled', 'bool'],
+  ['allows_users_to_create_topics', 'bool'],
+  ['capability_checked_at', 'time'],
+  ['intro_message_id', 'text'],
+  ['pinned_message_id', 'text'],
+]);
+const TOPIC_BINDING_COLUMNS = columns([
+  ['chat_id', 'text'],
+  ['thread_id', 'text'],
+  ['user_id', 'text'],
+  ['session_key', 'text'],
+  ['session_id', 'text'],
+  ['managed_mode', 'text'],
+  ['linked_at', 'time'],
+  ['updated_at', 'time'],
+]);
+
+/** A session row's values in SESSION_COLUMNS order. */
+function sessionValues(r: RawRow): unknown[] {
+  return [
+    str(r.id),
+    str(r.source) ?? 'unknown',
+    str(r.user_id),
+    str(r.model),
+    str(r.model_config),
+    str(r.system_prompt),
+    num(r.started_at) ?? 0,
+    num(r.ended_at),
+    str(r.end_reason),
+    count(r.message_count),
+    count(r.tool_call_count),
+    count(r.input_tokens),
+    count(r.output_tokens),
+    count(r.cache_read_tokens),
+    count(r.cache_write_tokens),
+    count(r.reasoning_tokens),
+    str(r.billing_provider),
+    str(r.billing_base_url),
+    str(r.billing_mode),
+    num(r.estimated_cost_usd),
+    num(r.actual_cost_usd),
+    str(r.cost_status),
+    str(r.cost_source),
+    str(r.pricing_version),
+    str(r.title),
+    count(r.api_call_count),
+    str(r.handoff_state),
+    str(r.handoff_platform),
+    str(r.handoff_error),
+  ];
+}
+
+const bool = (v: unknown) => (v === null || v === undefined ? null : Boolean(Number(v)));
+const metaValues = (r: RawRow): [string | null, string | null] => [str(r.key), str(r.value)];
+/** A topic mode row's values in TOPIC_MODE_COLUMNS order. */
+const topicModeValues = (r: RawRow) =>
+  [
+    str(r.chat_id),
+    str(r.user_id),
+    bool(r.enabled),
+    num(r.activated_at) ?? 0,
+    num(r.updated_at) ?? 0,
+    bool(r.has_topics_enabled),
+    bool(r.allows_users_to_create_topics),
+    num(r.capability_checked_at),
+    str(r.intro_message_id),
+    str(r.pinned_message_id),
+  ] as const;
+/** A topic binding row's values in TOPIC_BINDING_COLUMNS order. */
+const topicBindingValues = (r: RawRow) =>
+  [
+    str(r.chat_id),
+    str(r.thread_id),
+    str(r.user_id),
+    str(r.session_key),
+    str(r.session_id),
+    str(r.managed_mode) ?? 'auto',
+    num(r.linked_at) ?? 0,
+    num(r.updated_at) ?? 0,
+  ] as const;
+
+/** The tables an import or copy writes, as named in an UnfitValue. */
+export type TransferTable =
+  | 'sessions'
+  | 'messages'
+  | 'state_meta'
+  | 'telegram_dm_topic_mode'
+  | 'telegram_dm_topic_bindings';
+
+/** An offending value as an error shows it: numbers as they are, text cut to its first 40 characters. */
+function shown(value: unknown): unknown {
+  return typeof value === 'string' && value.length > 40 ? `${value.slice(0, 40)}…` : value;
+}
+
 /**
  * Messages per transaction of the deferred build: ~0.13 s of FTS5 work here (other writers wait for one chunk
  * at most; an in-memory store, which has no worker, blocks its loop that long, as an import page did before).
@@ -97,37 +210,7 @@ export class ImportRepo {
   /** Sessions with every column as stored; parents are linked afterwards (they may come later in the file). */
   insertSessions(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
-    const values = rows.map((r) => [
-      str(r.id),
-      str(r.source) ?? 'unknown',
-      str(r.user_id),
-      str(r.model),
-      str(r.model_config),
-      str(r.system_prompt),
-      num(r.started_at) ?? 0,
-      num(r.ended_at),
-      str(r.end_reason),
-      count(r.message_count),
-      count(r.tool_call_count),
-      count(r.input_tokens),
-      count(r.output_tokens),
-      count(r.cache_read_tokens),
-      count(r.cache_write_tokens),
-      count(r.reasoning_tokens),
-      str(r.billing_provider),
-      str(r.billing_base_url),
-      str(r.billing_mode),
-      num(r.estimated_cost_usd),
-      num(r.actual_cost_usd),
-      str(r.cost_status),
-      str(r.cost_source),
-      str(r.pricing_version),
-      str(r.title),
-      count(r.api_call_count),
-      str(r.handoff_state),
-      str(r.handoff_platform),
-      str(r.handoff_error),
-    ]);
+    const values = rows.map(sessionValues);
     return d.maintain(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
@@ -146,9 +229,17 @@ export class ImportRepo {
   /** Messages with their ids, timestamps and stored JSON. */
   insertMessages(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
+    const { columns, values } = this.messageValues(rows);
+    // A page of thousands of rows is written off the event loop; what is cheaper built once at the end (the
+    // SQLite search indexes) is built by buildDeferred.
+    return d.maintain(() => d.bulkInsertMessages(columns, values, 'ON CONFLICT (id) DO NOTHING'));
+  }
+
+  /** The bulkInsert columns and values of these messages, in MESSAGE_COLUMNS order, then the content column(s). */
+  private messageValues(rows: RawRow[]): { columns: BulkColumn[]; values: unknown[][] } {
+    const { d } = this.ctx;
     const columns = [...MESSAGE_COLUMNS, ...d.bulkContent.columns];
     const row = rowMaker(columns.length);
-    // In MESSAGE_COLUMNS order, then the content column(s).
     const values = rows.map((r) => {
       const v = row();
       v[0] = num(r.id);
@@ -169,9 +260,77 @@ export class ImportRepo {
       for (let i = 0; i < content.length; i++) v[MESSAGE_COLUMNS.length + i] = content[i];
       return v;
     });
-    // A page of thousands of rows is written off the event loop; what is cheaper built once at the end (the
-    // SQLite search indexes) is built by buildDeferred.
-    return d.maintain(() => d.bulkInsertMessages(columns, values, 'ON CONFLICT (id) DO NOTHING'));
+    return { columns, values };
+  }
+
+  /** What the store's columns hold (db/bulk-fit.ts), asked of the database once per transfer. */
+  limits(): Promise<BulkLimits> {
+    const { d } = this.ctx;
+    return d.read(() => d.bulkLimits());
+  }
+
+  /**
+   * The values of these rows, as the inserts above would write them, that the store cannot hold: added to
+   * `found` (at most `keep` of them); the number of them is returned.
+   */
+  unfit(kind: TransferTable, rows: RawRow[], limits: BulkLimits, found: UnfitValue[], keep: number): number {
+    if (rows.length === 0) return 0;
+    let columns: readonly BulkColumn[];
+    let values: readonly (readonly unknown[])[];
+    let ids: (r: RawRow) => string;
+    if (kind === 'messages') {
+      ({ columns, values } = this.messageValues(rows));
+      ids = (r) => String(r.id);
+    } else if (kind === 'sessions') {
+      columns = [...SESSION_COLUMNS, { name: 'parent_session_id', type: 'text' }];
+      values = rows.map((r) => [...sessionValues(r), str(r.parent_session_id)]);
+      ids = (r) => String(r.id);
+    } else if (kind === 'state_meta') {
+      columns = META_COLUMNS;
+      values = rows.map(metaValues);
+      ids = (r) => String(r.key);
+    } else if (kind === 'telegram_dm_topic_mode') {
+      columns = TOPIC_MODE_COLUMNS;
+      values = rows.map(topicModeValues);
+      ids = (r) => String(r.chat_id);
+    } else {
+      columns = TOPIC_BINDING_COLUMNS;
+      values = rows.map(topicBindingValues);
+      ids = (r) => `${String(r.chat_id)}/${String(r.thread_id)}`;
+    }
+    const room = limits.statementBytes === null ? null : limits.statementBytes - STATEMENT_OVERHEAD_BYTES;
+    let n = 0;
+    const add = (r: number, column: string, value: unknown, reason: string) => {
+      n++;
+      if (found.length >= keep) return;
+      // The source's own value where it has the column (text that is no number shows as itself, not as NaN).
+      const raw = rows[r]![column];
+      found.push({ table: kind, id: ids(rows[r]!), column, value: shown(raw === undefined ? value : raw), reason });
+    };
+    for (let r = 0; r < values.length; r++) {
+      const row = values[r]!;
+      for (let c = 0; c < columns.length; c++) {
+        const reason = unfitReason(limits, kind, columns[c]!, row[c]);
+        if (reason !== null) add(r, columns[c]!.name, row[c], reason);
+      }
+      if (room !== null) {
+        const bytes = rowBytes(columns, row);
+        if (bytes > room) {
+          // Named by its longest column, the one to look at.
+          let longest = 0;
+          for (let c = 1; c < columns.length; c++)
+            if (valueBytes(columns[c]!.type, row[c]) > valueBytes(columns[longest]!.type, row[longest])) longest = c;
+          add(
+            r,
+            columns[longest]!.name,
+            row[longest],
+            `makes the row ${bytes} bytes in an INSERT statement, more than the server's max_allowed_packet ` +
+              `(${limits.statementBytes} bytes) allows: raise max_allowed_packet on the server to at least ${bytes + STATEMENT_OVERHEAD_BYTES}`,
+          );
+        }
+      }
+    }
+    return n;
   }
 
   /**
@@ -191,9 +350,9 @@ export class ImportRepo {
   insertMeta(rows: RawRow[]): Promise<void> {
     const { d } = this.ctx;
     return d.write(function* () {
-      for (const r of rows) {
+      for (const [key, value] of rows.map(metaValues)) {
         yield* exec(
-          sql`INSERT INTO ${d.t.stateMeta} ("key", value) VALUES (${d.text(str(r.key))}, ${d.text(str(r.value))}) ${d.onConflict(['"key"'])}`,
+          sql`INSERT INTO ${d.t.stateMeta} ("key", value) VALUES (${d.text(key)}, ${d.text(value)}) ${d.onConflict(['"key"'])}`,
         );
       }
     });
@@ -201,20 +360,23 @@ export class ImportRepo {
 
   insertTopics(modes: RawRow[], bindings: RawRow[]): Promise<void> {
     const { d } = this.ctx;
-    const bool = (v: unknown) => (v === null || v === undefined ? null : Boolean(Number(v)));
     return d.write(function* () {
       for (const r of modes) {
+        const [chatId, userId, enabled, activatedAt, updatedAt, hasTopics, allowsCreate, checkedAt, intro, pinned] =
+          topicModeValues(r);
         yield* exec(sql`INSERT INTO ${d.t.telegramDmTopicMode} (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
             allows_users_to_create_topics, capability_checked_at, intro_message_id, pinned_message_id)
-          VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.user_id))}, ${d.bool(bool(r.enabled) ?? true)}, ${d.time(num(r.activated_at) ?? 0)},
-            ${d.time(num(r.updated_at) ?? 0)}, ${d.bool(bool(r.has_topics_enabled))}, ${d.bool(bool(r.allows_users_to_create_topics))},
-            ${d.time(num(r.capability_checked_at))}, ${d.text(str(r.intro_message_id))}, ${d.text(str(r.pinned_message_id))})
+          VALUES (${d.text(chatId)}, ${d.text(userId)}, ${d.bool(enabled ?? true)}, ${d.time(activatedAt)},
+            ${d.time(updatedAt)}, ${d.bool(hasTopics)}, ${d.bool(allowsCreate)},
+            ${d.time(checkedAt)}, ${d.text(intro)}, ${d.text(pinned)})
           ${d.onConflict(['chat_id'])}`);
       }
       for (const r of bindings) {
+        const [chatId, threadId, userId, sessionKey, sessionId, managedMode, linkedAt, updatedAt] =
+          topicBindingValues(r);
         yield* exec(sql`INSERT INTO ${d.t.telegramDmTopicBindings} (chat_id, thread_id, user_id, session_key, session_id, managed_mode, linked_at, updated_at)
-          VALUES (${d.text(str(r.chat_id))}, ${d.text(str(r.thread_id))}, ${d.text(str(r.user_id))}, ${d.text(str(r.session_key))},
-            ${d.text(str(r.session_id))}, ${d.text(str(r.managed_mode) ?? 'auto')}, ${d.time(num(r.linked_at) ?? 0)}, ${d.time(num(r.updated_at) ?? 0)})
+          VALUES (${d.text(chatId)}, ${d.text(threadId)}, ${d.text(userId)}, ${d.text(sessionKey)},
+            ${d.text(sessionId)}, ${d.text(managedMode)}, ${d.time(linkedAt)}, ${d.time(updatedAt)})
           ${d.onConflict(['chat_id', 'thread_id'], [], true)}`);
       }
     });
@@ -260,6 +422,11 @@ export class ImportRepo {
    */
   reserveIds(maxId: number): Promise<void> {
     return this.ctx.d.write(() => this.ctx.d.reserveMessageIds(maxId));
+  }
+
+  /** Fresh planner statistics for the tables the transfer filled (Dialect.analyze). */
+  analyze(): Promise<void> {
+    return this.ctx.d.analyze();
   }
 
   /** Move the message id sequence past the imported ids (Postgres; SQLite's AUTOINCREMENT follows by itself). */

@@ -6,6 +6,7 @@
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { SessionDbError } from '../errors.js';
+import type { UnfitValue } from '../db/bulk-fit.js';
 import type { RawRow } from '../repos/import.js';
 import type { SessionStore } from '../store.js';
 import { type RowSource, readMessagePage } from './sources.js';
@@ -47,15 +48,27 @@ export interface TransferCounts {
   nulReplaced: number;
 }
 
-/** A transfer refused before writing anything (conflicting ids, NUL Postgres cannot keep). */
+/**
+ * A transfer refused before writing anything (conflicting ids, NUL Postgres cannot keep, values the target's
+ * columns cannot hold).
+ */
 export class TransferRefusedError extends SessionDbError {
   /** Why, without the source's name (callers put it in front). */
   readonly reason: string;
-  constructor(what: string, reason: string) {
+  /** The values the target cannot hold, named by table, id and column (the first UNFIT_SHOWN of them); else empty. */
+  readonly unfit: readonly UnfitValue[];
+  constructor(what: string, reason: string, unfit: readonly UnfitValue[] = []) {
     super('VALIDATION', `${what}: ${reason}`);
     this.reason = reason;
+    this.unfit = unfit;
   }
 }
+
+/** A value in a refusal: text quoted, numbers (NaN too) as JavaScript writes them. */
+const shownValue = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v) : String(v));
+
+/** Values a refusal names one by one (it counts the rest). */
+const UNFIT_SHOWN = 10;
 
 const MESSAGE_PAGE = 5000;
 const CHECK_CHUNK = 500;
@@ -213,9 +226,16 @@ export async function transferRows(
   const bindings = await source.topicBindings();
 
   const nulMode = store.dialect === 'pg' ? (options.onNul ?? 'keep') : null;
-  if (nulMode === 'refuse' || nulMode === 'keep') {
-    const found: string[] = [];
-    treatNul(sessions, 'session', nulMode, found);
+  const checkNul = nulMode === 'refuse' || nulMode === 'keep';
+  // One pass over the source before the first write: NUL Postgres cannot keep, and every value the store's
+  // columns cannot hold (a millisecond timestamp, text that is no number, a key too long, a row past MySQL's
+  // max_allowed_packet). Either would otherwise fail a page after the sessions went in.
+  const limits = await store.imports.limits();
+  const nulFound: string[] = [];
+  const unfit: UnfitValue[] = [];
+  let unfitCount = 0;
+  if (checkNul) {
+    treatNul(sessions, 'session', nulMode, nulFound);
     for (const [rows, what] of [
       [meta, 'state_meta row'],
       [modes, 'topic mode of chat'],
@@ -225,27 +245,46 @@ export async function transferRows(
         rows.map((r) => ({ ...r, id: r.key ?? r.chat_id })),
         what,
         nulMode,
-        found,
+        nulFound,
       );
     }
-    for (let last = -1; found.length < 5; ) {
-      await yieldToEventLoop();
-      const page = await readMessagePage(source, last, MESSAGE_PAGE);
-      if (page.length === 0) break;
-      last = Number(page[page.length - 1]!.id);
-      treatNul(page, 'message', nulMode, found);
-    }
-    if (found.length > 0) {
-      const where =
-        nulMode === 'keep'
-          ? 'an identifier or label (Postgres keeps NUL only in message text, system prompts and JSON)'
-          : 'the data (onNul: "refuse")';
-      throw new TransferRefusedError(
-        `Cannot copy ${source.label} into ${store.url}`,
-        `the NUL character (U+0000) is in ${where}: ${found.slice(0, 5).join(', ')}; nothing was written to ` +
-          `${store.url}. Pass onNul: "replace" (CLI: --nul replace) to store each NUL as U+FFFD, or copy into SQLite, which keeps it.`,
-      );
-    }
+  }
+  for (const [table, rows] of [
+    ['sessions', sessions],
+    ['state_meta', meta],
+    ['telegram_dm_topic_mode', modes],
+    ['telegram_dm_topic_bindings', bindings],
+  ] as const) {
+    unfitCount += store.imports.unfit(table, rows, limits, unfit, UNFIT_SHOWN);
+  }
+  for (let last = -1; ; ) {
+    await yieldToEventLoop();
+    const page = await readMessagePage(source, last, MESSAGE_PAGE);
+    if (page.length === 0) break;
+    last = Number(page[page.length - 1]!.id);
+    if (checkNul && nulFound.length < 5) treatNul(page, 'message', nulMode, nulFound);
+    unfitCount += store.imports.unfit('messages', page, limits, unfit, UNFIT_SHOWN);
+  }
+  if (nulFound.length > 0) {
+    const where =
+      nulMode === 'keep'
+        ? 'an identifier or label (Postgres keeps NUL only in message text, system prompts and JSON)'
+        : 'the data (onNul: "refuse")';
+    throw new TransferRefusedError(
+      `Cannot copy ${source.label} into ${store.url}`,
+      `the NUL character (U+0000) is in ${where}: ${nulFound.slice(0, 5).join(', ')}; nothing was written to ` +
+        `${store.url}. Pass onNul: "replace" (CLI: --nul replace) to store each NUL as U+FFFD, or copy into SQLite, which keeps it.`,
+    );
+  }
+  if (unfitCount > 0) {
+    const named = unfit.map((u) => `${u.table} ${u.id} ${u.column} = ${shownValue(u.value)} (${u.reason})`);
+    const more = unfitCount > unfit.length ? `, and ${unfitCount - unfit.length} more` : '';
+    throw new TransferRefusedError(
+      `Cannot copy ${source.label} into ${store.url}`,
+      `${unfitCount} value${unfitCount === 1 ? '' : 's'} of the source cannot be stored in ${store.url}: ` +
+        `${named.join('; ')}${more}; nothing was written. Correct ${unfitCount === 1 ? 'it' : 'them'} in the source, or write to a store that can hold ${unfitCount === 1 ? 'it' : 'them'}.`,
+      unfit,
+    );
   }
 
   const storeIsEmpty = (await store.sessionCount()) === 0 && (await store.messageCount()) === 0;
@@ -292,6 +331,8 @@ export async function transferRows(
     for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);
   await store.imports.insertMeta(meta);
   await store.imports.insertTopics(modes, bindings);
+  // Autovacuum may be off, or not awake yet: the first listing after an import must not plan without statistics.
+  await store.imports.analyze();
   progress('done', done, totalMessages);
   return {
     sessions: sessions.length,

@@ -24,6 +24,14 @@ describe('epoch seconds <-> timestamptz text', () => {
     }
   });
 
+  it('reads years 1 to 99 as themselves (Date.UTC takes them for 1900 to 1999)', () => {
+    for (const value of [-62_135_596_800, -62_130_499_199.75, -61_000_000_000.5, -59_011_459_200.25]) {
+      expect(timestamptzToEpochSeconds(epochSecondsToTimestamptz(value))).toBe(value);
+    }
+    expect(timestamptzToEpochSeconds('0001-01-01 00:00:00+00')).toBe(-62_135_596_800);
+    expect(timestamptzToEpochSeconds('0004-02-29 12:00:00+00')).toBe(-62_035_848_000);
+  });
+
   it('refuses non-finite times', () => {
     expect(() => epochSecondsToTimestamptz(Number.NaN)).toThrow(RangeError);
     expect(() => epochSecondsToTimestamptz(Number.POSITIVE_INFINITY)).toThrow(RangeError);

@@ -12,15 +12,16 @@ import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.j
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import { DatabaseError, SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
+import { DatabaseError, SessionNotFoundError, ValidationError, rethrowAsDatabaseError } from '../../errors.js';
 import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import { mysqlSearch } from '../../sql/mysql-search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';
-import { MYSQL_ID_BYTES } from '../../schema/mysql.js';
+import { MYSQL_ID_BYTES, MYSQL_KEY_BYTES, MYSQL_STATE_BYTES, MYSQL_TITLE_BYTES } from '../../schema/mysql.js';
+import { type BulkLimits, STATEMENT_OVERHEAD_BYTES, YEAR_1000, YEAR_10000, rowBytes } from '../bulk-fit.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, WriteLanes, type Op, type Query, type Table, exec, execText } from '../ops.js';
+import { CallGate, WriteLanes, type Op, type Query, type Table, exec, execText, first } from '../ops.js';
 import type { OpenedMysql } from './open.js';
 
 const compiler = new DrizzleMysqlCompiler();
@@ -31,9 +32,38 @@ const bare = (value: string | number | null): SQL => value as unknown as SQL;
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 const toEpoch = (v: unknown): number => (typeof v === 'number' ? v : timestamptzToEpochSeconds(String(v)));
 
-/** Rows per bulk statement, and the text they may carry: well under the server's 16 MB max_allowed_packet. */
+/** Parameters per bulk statement, and the bytes its rows may take when none of them is longer alone. */
 const BULK_PARAMS = 30_000;
-const BULK_TEXT_CHARS = 4_000_000;
+const BULK_BYTES = 4 << 20;
+/** max_allowed_packet when the server does not say (MariaDB's and MySQL 5.7's default). */
+const MYSQL_DEFAULT_PACKET = 16 << 20;
+
+/** What MySQL's columns hold (schema/mysql.ts): DATETIME(6), BIGINT and INT, DOUBLE, byte-bounded VARBINARY keys. */
+const MYSQL_LIMITS: BulkLimits = {
+  time: { first: YEAR_1000, end: YEAR_10000, years: 'years 1000 to 9999' },
+  integers: true,
+  int32: new Set(['messages.token_count']),
+  finiteReals: true,
+  textBytes: new Map([
+    ['sessions.id', MYSQL_ID_BYTES],
+    ['sessions.parent_session_id', MYSQL_ID_BYTES],
+    ['sessions.source', MYSQL_KEY_BYTES],
+    ['sessions.title', MYSQL_TITLE_BYTES],
+    ['sessions.handoff_state', MYSQL_STATE_BYTES],
+    ['messages.session_id', MYSQL_ID_BYTES],
+    ['state_meta.key', MYSQL_KEY_BYTES],
+    ['telegram_dm_topic_mode.chat_id', MYSQL_KEY_BYTES],
+    ['telegram_dm_topic_bindings.chat_id', MYSQL_KEY_BYTES],
+    ['telegram_dm_topic_bindings.thread_id', MYSQL_KEY_BYTES],
+    ['telegram_dm_topic_bindings.user_id', MYSQL_KEY_BYTES],
+    ['telegram_dm_topic_bindings.session_id', MYSQL_ID_BYTES],
+    ['telegram_dm_topic_bindings.managed_mode', MYSQL_STATE_BYTES],
+  ]),
+  statementBytes: MYSQL_DEFAULT_PACKET,
+};
+
+const ANALYZE_TABLES =
+  'ANALYZE TABLE sessions, messages, session_activity, message_search, state_meta, telegram_dm_topic_mode, telegram_dm_topic_bindings';
 
 /** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
 const RETRIED = new Set([1213, 1205]);
@@ -107,40 +137,64 @@ export class MysqlDialect implements Dialect {
     }
   }
 
+  /** The server's max_allowed_packet on this connection: no statement of an import may be longer. */
+  *bulkLimits(): Op<BulkLimits> {
+    const found = yield* first<{ n: unknown }>(sql`SELECT @@max_allowed_packet AS n`);
+    return { ...MYSQL_LIMITS, statementBytes: Number(found?.n ?? MYSQL_DEFAULT_PACKET) };
+  }
+
+  /**
+   * Multi-row INSERTs bounded in bytes as the server counts them (UTF-8, escapes included, db/bulk-fit.ts):
+   * a row that would take a statement past BULK_BYTES (or past max_allowed_packet) starts the next one. A row
+   * too long for any statement is refused before anything of this call is sent; an import has refused it
+   * earlier still, before its first write (transfer/pipeline.ts).
+   */
   *bulkInsert(
     table: string,
     columns: readonly BulkColumn[],
     rows: readonly (readonly unknown[])[],
     onConflict: string,
   ): Op<void> {
+    const { statementBytes } = yield* this.bulkLimits();
+    const limit = (statementBytes ?? MYSQL_DEFAULT_PACKET) - STATEMENT_OVERHEAD_BYTES;
+    const sizes = rows.map((row) => rowBytes(columns, row));
+    for (let i = 0; i < rows.length; i++) {
+      if (sizes[i]! > limit) {
+        throw new ValidationError(
+          `${table} row`,
+          `the row with ${columns[0]!.name} ${String(rows[i]![0])} takes ${sizes[i]} bytes in a statement, more than ` +
+            `the server's max_allowed_packet (${statementBytes} bytes) allows; nothing was written`,
+        );
+      }
+    }
     const head = `INSERT INTO ${table} (${columns.map((c) => `"${c.name}"`).join(', ')}) VALUES `;
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     const tail = this.conflictTail(onConflict, columns[0]!.name);
     const perStatement = Math.max(1, Math.floor(BULK_PARAMS / columns.length));
     let params: unknown[] = [];
     let count = 0;
-    let chars = 0;
+    let bytes = 0;
     const flush = function* (): Op<void> {
       if (count === 0) return;
       yield* execText(`${head}${Array(count).fill(tuple).join(', ')}${tail}`, params);
       params = [];
       count = 0;
-      chars = 0;
+      bytes = 0;
     };
-    for (const row of rows) {
+    for (let r = 0; r < rows.length; r++) {
+      // Checked before the row goes in: a statement never grows past the bound (one row alone may pass BULK_BYTES).
+      if (count >= perStatement || (count > 0 && bytes + sizes[r]! > Math.min(limit, BULK_BYTES))) yield* flush();
+      const row = rows[r]!;
       for (let c = 0; c < columns.length; c++) {
         const v = row[c] ?? null;
         const type = columns[c]!.type;
         if (v === null) params.push(null);
         else if (type === 'bool') params.push(v ? 1 : 0);
         else if (type === 'time') params.push(epochSecondsToDatetime(v as number));
-        else {
-          if (typeof v === 'string') chars += v.length;
-          params.push(v);
-        }
+        else params.push(v);
       }
       count++;
-      if (count >= perStatement || chars >= BULK_TEXT_CHARS) yield* flush();
+      bytes += sizes[r]!;
     }
     yield* flush();
   }
@@ -378,6 +432,25 @@ export class MysqlDialect implements Dialect {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * InnoDB recalculates a table's statistics in the background once a tenth of it changed, some time after the
+   * load: ANALYZE TABLE has them right when the import returns. It reports a failure as a row, not an error.
+   */
+  async analyze(): Promise<void> {
+    await this.gate.admit(async () => {
+      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      try {
+        const [found] = await c.query(ANALYZE_TABLES).catch(rethrowAsDatabaseError);
+        const failed = (found as Array<{ Table?: unknown; Msg_type?: unknown; Msg_text?: unknown }>).find(
+          (r) => String(r.Msg_type).toLowerCase() === 'error',
+        );
+        if (failed) throw new DatabaseError(`ANALYZE TABLE ${String(failed.Table)}: ${String(failed.Msg_text)}`, null);
+      } finally {
+        c.release();
+      }
+    });
+  }
 
   async vacuum(): Promise<void> {
     await this.gate.admit(async () => {

@@ -27,6 +27,7 @@ import { standardOnConflict } from '../../sql/conflict.js';
 import { type PgNames, pgNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, changesOf, rowsOf } from './open.js';
+import { type BulkLimits, PG_LIMITS } from '../bulk-fit.js';
 
 /** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
 export interface PgConnection extends PgExecutor {
@@ -176,6 +177,10 @@ export class PgDialect implements Dialect {
       yield* exec(sql`${head}${JSON.stringify(payload)}${tail}`);
     }
   }
+  // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
+  readonly bulkLimits = function* (): Op<BulkLimits> {
+    return PG_LIMITS;
+  };
   // Postgres maintains its search structures per statement (generated columns, statement-level triggers).
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     this.bulkInsert('messages', columns, rows, onConflict);
@@ -324,6 +329,28 @@ export class PgDialect implements Dialect {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * Without it the planner has no statistics for the rows a bulk load wrote until autovacuum analyzes them,
+   * which may be never (autovacuum off; PGlite runs none): a listing then takes a plan many times slower.
+   * A table per statement: PGlite runs on this thread, and the postings' sample (statistics target 1000,
+   * migration 0005) is the long one.
+   */
+  async analyze(): Promise<void> {
+    const { t } = this;
+    const tables = [
+      t.sessions,
+      t.messages,
+      t.messageSearchTerms,
+      t.messageSearchStats,
+      t.stateMeta,
+      t.telegramDmTopicMode,
+      t.telegramDmTopicBindings,
+    ];
+    await this.gate.admit(async () => {
+      for (const table of tables) await this.conn.execute(sql`ANALYZE ${table}`).catch(rethrowAsDatabaseError);
+    });
+  }
 
   async vacuum(): Promise<void> {
     await this.gate.admit(() => this.conn.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError));

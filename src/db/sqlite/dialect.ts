@@ -10,6 +10,7 @@ import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-conte
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
+import { type BulkLimits, SQLITE_LIMITS } from '../bulk-fit.js';
 import {
   CallGate,
   type Op,
@@ -134,6 +135,10 @@ export class SqliteDialect implements Dialect {
       yield* execText(text, params);
     }
   }
+  // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
+  readonly bulkLimits = function* (): Op<BulkLimits> {
+    return SQLITE_LIMITS;
+  };
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     withDeferredTriggers(this.bulkInsert('messages', columns, rows, onConflict));
   readonly buildDeferredChunk = buildDeferredChunk;
@@ -549,6 +554,12 @@ export class SqliteDialect implements Dialect {
       else call.reject(DatabaseError.from(outcome.error));
     });
   }
+
+  /**
+   * Nothing: SQLite's planner picks our indexes without sqlite_stat1, and the file is Hermes' own, whose queries
+   * would plan differently with statistics it never gathers itself.
+   */
+  async analyze(): Promise<void> {}
 
   async vacuum(): Promise<void> {
     const worker = this.maintenanceWorker();
