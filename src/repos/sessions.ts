@@ -266,25 +266,28 @@ export class SessionRepo {
     const { d } = this.ctx;
     ({ olderThanDays, source } = v.validate(v.pruneOptions, { olderThanDays, source }, 'options'));
     const cutoff = this.ctx.now() - olderThanDays * 86400;
-    // A session that gets a message after the prune began was written after it was requested: it is left for
-    // the next prune, so no batch undoes a write requested between two batches.
-    const candidates = (lastMessageId: number) => sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages
+    // After the first batch, a session that got a message since the prune began was written after it was
+    // requested: it is left for the next prune, so no batch undoes a write requested between two batches.
+    const candidates = (since: number | undefined) => sql`SELECT c.id, COALESCE(c.message_count, 0) AS messages
       FROM ${d.t.sessions} c
       WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}
-        AND NOT EXISTS (SELECT 1 FROM ${d.t.messages} m WHERE m.session_id = c.id AND m.id > ${d.int(lastMessageId)})
+        ${since === undefined ? sql`` : sql`AND NOT EXISTS (SELECT 1 FROM ${d.t.messages} m WHERE m.session_id = c.id AND m.id > ${d.int(since)})`}
       ORDER BY ${d.binary(sql`c.id`)} LIMIT ${d.int(PRUNE_BATCH_SESSIONS)}${d.forUpdate}`;
     let lastMessageId: number | undefined;
+    let batches = 0;
     let total = 0;
     for (;;) {
+      const later = batches++ > 0;
       const deleted = await d.maintain(
         function* () {
           // A barrier: every write requested before the batch has committed, none requested after it has begun.
-          lastMessageId ??= d.decode.int(
-            (yield* first<{ n: unknown }>(sql`SELECT COALESCE(MAX(id), 0) AS n FROM ${d.t.messages}`))?.n,
-          );
+          if (!later)
+            lastMessageId = d.decode.int(
+              (yield* first<{ n: unknown }>(sql`SELECT COALESCE(MAX(id), 0) AS n FROM ${d.t.messages}`))?.n,
+            );
           // The batch is locked (as in delete): another process's append racing it either commits first and its
           // message is pruned too, or finds no session. A session ended meanwhile is left for the next prune.
-          const found = yield* rows<{ id: unknown; messages: unknown }>(candidates(lastMessageId));
+          const found = yield* rows<{ id: unknown; messages: unknown }>(candidates(later ? lastMessageId : undefined));
           const batch: string[] = [];
           let messages = 0;
           for (const c of found) {
