@@ -1,11 +1,11 @@
 import { defineConfig } from 'vitest/config';
 import { isPostgresJsTypeQueryRejection } from './test/helpers/postgres-js.js';
 
+/** Files that time their own work (elapsed or event-loop stalls): they run alone, after the rest. */
+const TIMED = ['test/search/fts5-snippet.test.ts', 'test/search-huge-rows.test.ts', 'test/export.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // The reliability suite has its own command (npm run test:reliability) and config.
-    exclude: ['test/reliability/**', 'node_modules/**'],
     // PGlite boots a WASM Postgres per store and the process tests spawn workers: give them room.
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -15,5 +15,29 @@ export default defineConfig({
     // The one rejection postgres.js 3.4.9 drops where no caller can handle it (test/helpers/postgres-js.ts):
     // not a failure of this library. Any other unhandled error still fails the run.
     onUnhandledError: (error) => !isPostgresJsTypeQueryRejection(error),
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'main',
+          include: ['test/**/*.test.ts'],
+          // The reliability suite has its own command (npm run test:reliability) and config.
+          exclude: ['test/reliability/**', 'node_modules/**', ...TIMED],
+          // Two files at a time on 2 cores: much of a file's time is spent waiting on a server or a child
+          // process (Vitest's default would be one, the cores less one).
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'timed',
+          include: TIMED,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
