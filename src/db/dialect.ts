@@ -242,6 +242,11 @@ export interface Dialect {
 
   /** Run a read-only operation (a consistent snapshot where the backend offers one cheaply). */
   read<T>(op: () => Op<T>): Promise<T>;
+  /**
+   * A read-only operation whose cost the caller's input decides (a search), kept off the event loop where
+   * the backend can (SQLite file: a worker thread with its own connection). Absent: read().
+   */
+  readOffLoop?<T>(op: () => Op<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
   /**

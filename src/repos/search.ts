@@ -95,8 +95,6 @@ export function planSearch(query: string): Plan {
  * more than this many messages; then it ranks the newest this-many, and each hit says so (`rankedWithin`).
  */
 export const DEFAULT_RANK_WINDOW = 10_000;
-/** Rows whose snippets are computed in one piece; between pieces the event loop runs. */
-const SNIPPET_CHUNK = 8;
 /** Hits whose neighbours are found per read. */
 const CONTEXT_CHUNK = 100;
 /** Messages whose context text is read per read (a huge row's head costs a load of the whole row on SQLite). */
@@ -195,13 +193,15 @@ export class SearchRepo {
     let rankedWithin: number | null = null;
     const snippets = new Map<number, string | null>();
     if (plan.path === 'like') {
-      found = await d.read(() => likePage(d, plan.tokens, where, limit, f.offset));
+      found = await this.readOffLoop(() => likePage(d, plan.tokens, where, limit, f.offset));
       for (const r of found) snippets.set(d.decode.int(r.id), d.decode.freeText(r.snippet));
     } else {
       const order = searchOrder(f.sort);
       const cap = this.rankWindow;
       await this.catchUp();
-      const result = await d.read(() => d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap));
+      const result = await this.readOffLoop(() =>
+        d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap),
+      );
       found = result.rows;
       if (result.capped) rankedWithin = cap;
     }
@@ -213,10 +213,11 @@ export class SearchRepo {
         d.search.pageTextChunk,
       )) {
         await yieldToEventLoop();
-        const texts = await d.read(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
-        for (const [i, piece] of chunks(texts, SNIPPET_CHUNK).entries()) {
-          if (i > 0) await yieldToEventLoop();
-          for (const t of piece) snippets.set(d.decode.int(t.id), snippetOf(d, t, plan.path, plan.match));
+        const texts = await this.readOffLoop(() => rows(d.search.pageText(plan.path, plan.match, chunk)));
+        for (const t of texts) {
+          // A snippet computed here (a huge row's) costs more the longer the query: one per turn of the loop.
+          if (t.snippet === null || t.snippet === undefined) await yieldToEventLoop();
+          snippets.set(d.decode.int(t.id), snippetOf(d, t, plan.path, plan.match));
         }
       }
     };
@@ -317,6 +318,12 @@ export class SearchRepo {
     return out;
   }
 
+  /** A search statement's read: its cost is the query's, so it runs off the event loop where the dialect can. */
+  private readOffLoop<T>(op: () => Op<T>): Promise<T> {
+    const { d } = this.ctx;
+    return d.readOffLoop ? d.readOffLoop(op) : d.read(op);
+  }
+
   /** Let the dialect bring its derived search data up to date, a short write at a time. */
   private async catchUp(): Promise<void> {
     const { d } = this.ctx;
@@ -336,10 +343,10 @@ export class SearchRepo {
     if (plan.path === 'none') return false;
     const { d } = this.ctx;
     if (plan.path === 'like') {
-      const found = await d.read(() => rows(d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0)));
+      const found = await this.readOffLoop(() => rows(d.search.like(plan.tokens, sql`AND m.id = ${d.int(id)}`, 1, 0)));
       return found.length > 0;
     }
-    return d.read(() => d.search.matchesMessage(plan.path, plan.match, id));
+    return this.readOffLoop(() => d.search.matchesMessage(plan.path, plan.match, id));
   }
 
   /** Sessions by latest activity (Hermes' search_sessions), optionally of one source. */

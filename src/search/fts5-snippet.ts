@@ -143,6 +143,11 @@ function phrasePositions(
   const last = p.tokens[n - 1]!;
   const out: number[] = [];
   if (n === 1 && p.prefix) {
+    if (index) {
+      // Each distinct token is tested once, not each occurrence.
+      for (const [t, at] of index()) if (t.startsWith(last)) for (const k of at) out.push(k);
+      return out.sort((a, b) => a - b);
+    }
     for (let k = 0; k < texts.length; k++) if (texts[k]!.startsWith(last)) out.push(k);
     return out;
   }
@@ -181,12 +186,14 @@ function instancesOf(q: CompiledQuery, texts: readonly string[], counted?: Set<n
           }
           return map;
         };
-  const positions = new Map<number, number[]>();
+  // A phrase written several times in the query is looked for once.
+  const positions = new Map<string, number[]>();
   const positionsOf = (p: CompiledPhrase) => {
-    let list = positions.get(p.index);
+    const key = JSON.stringify([p.prefix, p.tokens]);
+    let list = positions.get(key);
     if (!list) {
       list = phrasePositions(p, texts, index);
-      positions.set(p.index, list);
+      positions.set(key, list);
     }
     return list;
   };

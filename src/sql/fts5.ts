@@ -33,6 +33,13 @@ export const SNIPPET_HEAD_CHARS = 65_536;
  */
 export const SNIPPET_HEAD_READ_CHARS = SNIPPET_HEAD_CHARS + 1;
 
+/**
+ * A rowid bound as FTS5 must see it: better-sqlite3 binds a JS number as REAL, and FTS5 ignores a REAL rowid
+ * constraint. It drops `rowid = ?` altogether (every match is returned) and walks the whole doclist for
+ * `rowid >= ?` (SQLite filters afterwards); an INTEGER is used.
+ */
+const rowidValue = (n: number) => sql`CAST(${n} AS INTEGER)`;
+
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 const TABLES: Record<MatchPath, SQL> = { words: sql.raw('messages_fts'), substrings: sql.raw('messages_fts_trigram') };
 
@@ -53,7 +60,7 @@ export const sqliteSearch: SearchStatements = {
     }
     const page = yield* rows(sql`SELECT ${HIT_COLUMNS}
       FROM ${fts} JOIN messages m ON m.id = ${fts}.rowid JOIN sessions s ON s.id = m.session_id
-      WHERE ${fts} MATCH ${fts5Match(match)} ${bound === null ? sql`` : sql`AND ${fts}.rowid >= ${bound}`} ${where ?? sql``}
+      WHERE ${fts} MATCH ${fts5Match(match)} ${bound === null ? sql`` : sql`AND ${fts}.rowid >= ${rowidValue(bound)}`} ${where ?? sql``}
       ORDER BY ${sqliteOrder(order)} LIMIT ${limit} OFFSET ${offset}`);
     return { rows: page, capped: bound !== null };
   },
@@ -74,7 +81,7 @@ export const sqliteSearch: SearchStatements = {
   *matchesMessage(path, match, id) {
     const fts = TABLES[path];
     const found = yield* rows(
-      sql`SELECT 1 AS hit FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid = ${id}`,
+      sql`SELECT 1 AS hit FROM ${fts} WHERE ${fts} MATCH ${fts5Match(match)} AND ${fts}.rowid = ${rowidValue(id)}`,
     );
     return found.length > 0;
   },

@@ -17,13 +17,18 @@ export interface OracleOptions {
   sort?: 'newest' | 'oldest' | null;
   limit?: number;
   offset?: number;
+  /**
+   * false: the FTS paths leave snippet() out (null snippets). SQLite computes it for every match before
+   * sorting, and FTS5's snippet() over a 1 MB row takes seconds; the ids and their order are the same.
+   */
+  snippets?: boolean;
 }
 
-const SELECT = (table: string) => `SELECT
+const SELECT = (table: string, snippets = true) => `SELECT
     m.id,
     m.session_id,
     m.role,
-    snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet,
+    ${snippets ? `snippet(${table}, 0, '>>>', '<<<', '...', 40)` : 'NULL'} AS snippet,
     m.content,
     m.timestamp,
     m.tool_name,
@@ -47,9 +52,9 @@ export function hermesSearch(db: Database, query: string, options: OracleOptions
   const order = options.sort ? ORDER[options.sort] : 'ORDER BY rank';
   const run = (table: string, match: string) => {
     try {
-      return db.prepare(`${SELECT(table)} ${order} LIMIT ? OFFSET ?`).all(match, limit, offset) as Array<
-        Record<string, unknown>
-      >;
+      return db
+        .prepare(`${SELECT(table, options.snippets)} ${order} LIMIT ? OFFSET ?`)
+        .all(match, limit, offset) as Array<Record<string, unknown>>;
     } catch {
       return []; // Hermes catches sqlite3.OperationalError and returns []
     }
@@ -203,4 +208,22 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
     return r.slice(i, i + 4);
   });
   return out;
+}
+
+/** Hermes' snippet for one message a word or substring query matched: its snippet(…) on that row alone. */
+export function hermesSnippet(db: Database, query: string, id: number): string | null {
+  const q = sanitizeFts5Query(query);
+  let table = 'messages_fts';
+  let match = q;
+  if (containsCjk(q)) {
+    const route = routeCjk(q);
+    if (route.path !== 'trigram') throw new Error('hermesSnippet: a short-CJK query has no FTS5 snippet');
+    table = 'messages_fts_trigram';
+    match = route.query;
+  }
+  const row = db
+    .prepare(`SELECT snippet(${table}, 0, '>>>', '<<<', '...', 40) AS snippet FROM ${table}
+      WHERE ${table} MATCH ? AND ${table}.rowid = CAST(? AS INTEGER)`)
+    .get(match, id) as { snippet: string | null } | undefined;
+  return row?.snippet ?? null;
 }

@@ -34,6 +34,7 @@ import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../err
 import { compileSqlite } from './compile.js';
 import { SqliteAppender } from './append.js';
 import { SqliteWorker } from './worker.js';
+import { SqliteSearchReader } from './search-reader.js';
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -401,11 +402,27 @@ export class SqliteDialect implements Dialect {
     return worker.statement(text, params, query.mode === 'rows');
   }
 
+  private searchReader: SqliteSearchReader | null | undefined;
+
+  /**
+   * A read whose cost the caller's input decides (a search statement), run off the event loop: on a file
+   * by a read-only worker thread (search-reader.ts). An in-memory database has no second connection: read().
+   */
+  readOffLoop<T>(op: () => Op<T>): Promise<T> {
+    this.searchReader ??= this.client.memory ? null : new SqliteSearchReader(this.client.name, this.writeDeadlineMs);
+    const reader = this.searchReader;
+    if (!reader) return this.read(op);
+    return this.gate.admit(() => reader.read(op));
+  }
+
   /** End the maintenance worker (after settle()). */
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
     await worker?.close();
+    const reader = this.searchReader;
+    this.searchReader = null;
+    await reader?.close();
   }
 
   private readonly gate = new CallGate();

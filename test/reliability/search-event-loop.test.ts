@@ -1,0 +1,167 @@
+/**
+ * No query freezes the process: on an SQLite file store holding 60,000 ordinary messages and twenty 1 MB
+ * logs, the longest query the 2,048-character cap allows in each search path (short CJK's LIKE scan, words,
+ * phrases, prefixes, trigram substrings) answers without blocking the event loop for 100 ms at a time,
+ * and answers what Hermes' own search SQL answers on the same file: the same ids in the same order, and
+ * the same snippets (FTS5's snippet() of each small row; a 1 MB row's bounded snippet is checked against
+ * Hermes by search-huge-rows.test.ts, as FTS5's snippet() over it takes seconds).
+ *
+ * Each of these queries makes FTS5 or the LIKE scan work for a large part of a second to seconds inside
+ * one statement; the stall bound is the issue's target.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pastedLog } from '../../bench/search.js';
+import { type SessionStore, openStore } from '../../src/index.js';
+import { MAX_QUERY_CHARS, planSearch } from '../../src/repos/search.js';
+import { corpus } from '../helpers/corpus.js';
+import { hermesSearch, hermesSnippet } from '../helpers/hermes-oracle.js';
+
+const STALL_LIMIT_MS = 100;
+const ORDINARY = 60_000;
+const LOGS = 20;
+/** More hits than there are logs: each page holds ordinary messages too. */
+const LIMIT = 30;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-search-loop-'));
+const file = path.join(dir, 'store.db');
+let store: SessionStore;
+let hermes: Database.Database;
+
+/** Terms joined by `sep` after `head`, as many as fit in the cap. */
+function atCap(term: (i: number) => string, sep: string, head = ''): string {
+  let query = head;
+  for (let i = 0; ; i++) {
+    const next = query === '' ? term(i) : `${query}${sep}${term(i)}`;
+    if ([...next].length > MAX_QUERY_CHARS) return query;
+    query = next;
+  }
+}
+
+const WORDS = ['timeout', 'request', 'served', 'cache', 'shard', 'upstream', 'docker', 'server', 'error', 'deploy'];
+
+const CASES = [
+  // The issue's query: one short CJK character, then short Latin tokens (a LIKE scan per token).
+  { path: 'short CJK', route: 'like', query: atCap((i) => `zq${i}x`, ' ', '的'), sorts: [null] },
+  { path: 'words', route: 'words', query: atCap((i) => String(i), ' OR '), sorts: [null, 'newest'] },
+  {
+    path: 'phrases',
+    route: 'words',
+    query: atCap((i) => `"${WORDS[i % WORDS.length]} ${WORDS[(i + 1) % WORDS.length]}"`, ' OR '),
+    sorts: [null, 'newest'],
+  },
+  {
+    path: 'prefixes',
+    route: 'words',
+    query: atCap((i) => (i % 50 === 0 ? 'requ*' : `${100 + i}*`), ' OR '),
+    sorts: [null, 'newest'],
+  },
+  // Over the rank window (more than 10,000 matches): compared in the time orders, which reach every match.
+  {
+    path: 'trigram',
+    route: 'substrings',
+    query: atCap((i) => String(200 + i), ' OR ', '数据库'),
+    sorts: ['newest', 'oldest'],
+  },
+] as const;
+
+/** The corpus, written raw in one transaction (the FTS triggers index it as appends would). */
+function writeCorpus(): void {
+  const db = new Database(file);
+  const base = 1_790_000_000;
+  const messages = corpus(ORDINARY);
+  const session = db.prepare('INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, ?, ?, 0)');
+  const message = db.prepare(
+    'INSERT INTO messages (session_id, role, content, tool_name, tool_calls, timestamp) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    const sources = new Map(messages.map((m) => [m.session, m.source]));
+    let s = 0;
+    for (const [id, source] of sources) session.run(id, source, base + 25 * s++);
+    messages.forEach((m, i) => {
+      const calls = m.toolCalls ? JSON.stringify(m.toolCalls) : null;
+      message.run(m.session, m.role, m.content, m.toolName ?? null, calls, base + i);
+    });
+    // A few messages the short-CJK query finds, by content, tool name and (case-insensitively) tool calls.
+    session.run('cjk', 'telegram', base + 100);
+    const calls = (q: string) => JSON.stringify([{ id: 'c', type: 'function', function: { name: 'f', arguments: q } }]);
+    const found: Array<[string, string | null, string | null]> = [
+      ['这是我的数据库', null, null],
+      ['see zq17x in the log', null, null],
+      ['nothing here', 'zq200x', null],
+      ['nor here', 'terminal', calls('ZQ321X')],
+      ['我们的服务器 zq5x', null, null],
+    ];
+    found.forEach(([content, tool, toolCalls], k) => {
+      message.run('cjk', 'user', content, tool, toolCalls, base + 12_345 * (k + 1) + 0.5);
+    });
+    session.run('logs', 'cli', base + ORDINARY);
+    for (let i = 0; i < LOGS; i++) message.run('logs', 'tool', pastedLog(i), 'terminal', null, base + ORDINARY + i);
+  })();
+  db.close();
+}
+
+/** Run `work` and return its result with the longest event-loop stall seen meanwhile (ms). */
+async function measured<T>(label: string, work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  const monitor = monitorEventLoopDelay({ resolution: 5 });
+  monitor.enable();
+  try {
+    await sleep(20);
+    const started = performance.now();
+    const value = await work();
+    const tookMs = performance.now() - started;
+    await sleep(20);
+    const stallMs = monitor.max / 1e6;
+    console.log(`[event-loop] ${label}: ${tookMs.toFixed(0)} ms, longest stall ${stallMs.toFixed(1)} ms`);
+    return { value, stallMs };
+  } finally {
+    monitor.disable();
+  }
+}
+
+beforeAll(async () => {
+  await (await openStore(`sqlite:${file}`)).close();
+  writeCorpus();
+  store = await openStore(`sqlite:${file}`);
+  hermes = new Database(file, { readonly: true });
+}, 120_000);
+
+afterAll(async () => {
+  hermes?.close();
+  await store?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('SQLite file store: the longest query of each search path never stalls the event loop', () => {
+  it.each(CASES)(
+    '$path: answers Hermes answers, with no stall over 100 ms',
+    async ({ path: name, route, query, sorts }) => {
+      // At the cap: one more term would not fit.
+      expect([...query].length).toBeGreaterThan(MAX_QUERY_CHARS - 40);
+      expect(planSearch(query).path).toBe(route);
+      for (const sort of sorts) {
+        const { value: hits, stallMs } = await measured(
+          `${name} (${[...query].length} chars, ${sort ?? 'relevance'})`,
+          () => store.searchMessages(query, { sort, limit: LIMIT }),
+        );
+        expect(stallMs).toBeLessThan(STALL_LIMIT_MS);
+        const expected = hermesSearch(hermes, query, { sort, limit: LIMIT, snippets: route === 'like' });
+        expect(expected.length).toBeGreaterThan(route === 'like' ? 3 : 10);
+        expect(hits.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+        expect(hits.every((h) => h.rankedWithin === null)).toBe(true);
+        if (route === 'like') {
+          expect(hits.map((h) => h.snippet)).toEqual(expected.map((h) => h.snippet));
+          continue;
+        }
+        const small = hits.filter((h) => h.sessionId !== 'logs');
+        expect(small.length).toBeGreaterThan(0);
+        expect(small.map((h) => h.snippet)).toEqual(small.map((h) => hermesSnippet(hermes, query, h.id)));
+        for (const h of hits) expect(h.snippet).toContain('>>>');
+      }
+    },
+  );
+});
