@@ -192,9 +192,10 @@ describe('SQLite import: FTS5 indexes built at the end', () => {
       meta: () => snapshot.meta(),
       topicModes: () => snapshot.topicModes(),
       topicBindings: () => snapshot.topicBindings(),
-      // Gone after two pages of 5,000 (the pipeline reads a page in several slices).
+      // Gone after two pages of 5,000 are written (the pipeline reads a page in several slices, and reads
+      // every message once before its first write, to check what the target can hold).
       messagePage: async (after, limit) => {
-        if (delivered >= 10_000) throw new Error('source vanished');
+        if (delivered >= MESSAGES + 10_000) throw new Error('source vanished');
         const rows = await snapshot.messagePage(after, limit);
         delivered += rows.length;
         return rows;
