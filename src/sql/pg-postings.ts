@@ -227,12 +227,18 @@ export class PostingsCompiler {
     const has = new Set(present);
     const dl = sql`c.dl::float8`;
     const norm = sql`(${K1}::float8 * (${1 - B}::float8 + (${B}::float8 * ${dl}) / ${weights.avgdl}::float8))`;
-    let score: SQL = sql`0::float8`;
-    weights.idf.forEach((idf, j) => {
-      if (!has.has(j)) return; // a phrase FTS5 never counts here scores 0 for every row
-      const fj = sql`COALESCE(c.${f(j)}, 0)::float8`;
-      score = sql`(${score} + ${idf}::float8 * ((${fj} * ${K1 + 1.0}::float8) / (${fj} + ${norm})))`;
-    });
+    // A phrase FTS5 never counts here scores 0 for every row. The terms are summed by an aggregate in phrase
+    // order (the additions of bm25Score, in its order) rather than nested one in another: an expression nested
+    // hundreds deep overflows PGlite's stack, and it returns no rows then instead of an error.
+    const counted = weights.idf.flatMap((idf, j) => (has.has(j) ? [{ idf, j }] : []));
+    const score =
+      counted.length === 0
+        ? sql`0::float8`
+        : sql`COALESCE((SELECT sum(t.idf * ((t.f * ${K1 + 1.0}::float8) / (t.f + ${norm})) ORDER BY t.k)
+            FROM unnest(ARRAY[${sql.join(
+              counted.map(({ j }) => sql`COALESCE(c.${f(j)}, 0)::float8`),
+              sql`, `,
+            )}], ${`{${counted.map(({ idf }) => String(idf)).join(',')}}`}::float8[]) WITH ORDINALITY AS t(f, idf, k)), 0::float8)`;
     const found = yield* rows<{ id: string | number | null; groups: string | number; streamed: string | number }>(sql`
       WITH c AS MATERIALIZED (${candidates}),
         meta AS (SELECT count(*) AS groups, COALESCE(sum(c.n), 0) AS streamed FROM c)
