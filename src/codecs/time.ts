@@ -16,6 +16,10 @@ export function roundToMicros(value: number): number {
   return Math.round(value * MICROS_PER_SECOND) / MICROS_PER_SECOND;
 }
 
+/** The clock's last reading, and the largest step back that is held at it (see nowEpochSeconds). */
+let lastReading = 0;
+const MAX_HELD_STEP_SECONDS = 0.01;
+
 /**
  * The current wall-clock time as epoch seconds, rounded to the microsecond (what Postgres stores exactly).
  * `performance` supplies the sub-millisecond digits; if the wall clock was adjusted since the process
@@ -25,7 +29,13 @@ export function nowEpochSeconds(): number {
   const wallMs = Date.now();
   const preciseMs = performance.timeOrigin + performance.now();
   const ms = Math.abs(preciseMs - wallMs) < 1 ? preciseMs : wallMs;
-  return roundToMicros(ms / 1000);
+  let seconds = roundToMicros(ms / 1000);
+  // Where the two sources drift about 1 ms apart, successive calls switch between them and could step back
+  // by up to a millisecond: a session started right after its parent ended would seem to start before it.
+  // Such a step is held at the last reading; a real adjustment of the wall clock is followed.
+  if (seconds < lastReading && lastReading - seconds < MAX_HELD_STEP_SECONDS) seconds = lastReading;
+  lastReading = seconds;
+  return seconds;
 }
 
 /** `1793491200.123456` -> `2026-11-01T00:00:00.123456Z` (ISO 8601, UTC, six fractional digits). */

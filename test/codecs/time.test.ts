@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { epochSecondsToTimestamptz, roundToMicros, timestamptzToEpochSeconds } from '../../src/codecs/time.js';
 import { nowEpochSeconds } from '../../src/index.js';
 
@@ -35,6 +35,26 @@ describe('epoch seconds <-> timestamptz text', () => {
   it('refuses non-finite times', () => {
     expect(() => epochSecondsToTimestamptz(Number.NaN)).toThrow(RangeError);
     expect(() => epochSecondsToTimestamptz(Number.POSITIVE_INFINITY)).toThrow(RangeError);
+  });
+
+  it('never steps back when the wall clock and the precise clock drift about 1 ms apart', () => {
+    const wall = Math.floor(Date.now()) + 60_000;
+    const readings = (precise: number, at = wall) => {
+      const dateNow = vi.spyOn(Date, 'now').mockReturnValue(at);
+      const perfNow = vi.spyOn(performance, 'now').mockReturnValue(precise - performance.timeOrigin);
+      try {
+        return nowEpochSeconds();
+      } finally {
+        dateNow.mockRestore();
+        perfNow.mockRestore();
+      }
+    };
+    // 0.95 ms apart: the precise clock is read; 1.05 ms apart: the wall clock, 0.95 ms earlier.
+    const first = readings(wall + 0.95);
+    expect(first).toBe(roundToMicros((wall + 0.95) / 1000));
+    expect(readings(wall + 1.05)).toBe(first);
+    // A real adjustment of the wall clock (an hour back) is followed.
+    expect(readings(wall - 3_600_000, wall - 3_600_000)).toBe((wall - 3_600_000) / 1000);
   });
 
   it('reads the clock to the microsecond, close to Date.now()', () => {
