@@ -98,6 +98,22 @@ export function* execText(text: string, params: readonly unknown[]): Op<void> {
   yield { mode: 'text', text, params };
 }
 
+/** Drive an operation with `run` answering each query asynchronously; a query's error is thrown into the operation. */
+export async function driveAsync<T>(op: Op<T>, run: (query: Query) => Promise<unknown>): Promise<T> {
+  let step = op.next();
+  while (!step.done) {
+    let result: unknown;
+    try {
+      result = await run(step.value);
+    } catch (error) {
+      step = op.throw(error);
+      continue;
+    }
+    step = op.next(result);
+  }
+  return step.value;
+}
+
 /** Run a statement whose result is not needed. */
 export function* exec(query: SQL): Op<void> {
   yield { mode: 'exec', sql: query };

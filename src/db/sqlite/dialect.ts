@@ -13,6 +13,7 @@ import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions 
 import { type BulkLimits, SQLITE_LIMITS } from '../bulk-fit.js';
 import {
   CallGate,
+  driveAsync,
   type Op,
   type Query,
   RETURNING_ID,
@@ -366,20 +367,9 @@ export class SqliteDialect implements Dialect {
         : DatabaseError.from(error);
     }
     try {
-      const gen = op();
-      let step = gen.next();
-      while (!step.done) {
-        let result: unknown;
-        try {
-          result = await this.runRemote(worker, step.value);
-        } catch (error) {
-          step = gen.throw(error);
-          continue;
-        }
-        step = gen.next(result);
-      }
+      const value = await driveAsync(op(), (query) => this.runRemote(worker, query));
       await worker.script('COMMIT');
-      return step.value;
+      return value;
     } catch (error) {
       await worker.script('ROLLBACK').catch(() => {});
       throw DatabaseError.from(error);

@@ -7,7 +7,7 @@
  * worker: a long search must not hold up a prune, nor a prune a search.
  */
 import { DatabaseError, StoreBusyError } from '../../errors.js';
-import { type Op, type Query, tableOfRows, type Row } from '../ops.js';
+import { type Op, type Query, type Row, driveAsync, tableOfRows } from '../ops.js';
 import { isSqliteBusy } from './busy.js';
 import { compileSqlite } from './compile.js';
 import { SqliteWorker } from './worker.js';
@@ -39,20 +39,9 @@ export class SqliteSearchReader {
     const worker = this.worker;
     await worker.script('BEGIN').catch(fail(this.busyTimeoutMs));
     try {
-      const gen = op();
-      let step = gen.next();
-      while (!step.done) {
-        let result: unknown;
-        try {
-          result = await runRead(worker, step.value);
-        } catch (error) {
-          step = gen.throw(error);
-          continue;
-        }
-        step = gen.next(result);
-      }
+      const value = await driveAsync(op(), (query) => runRead(worker, query));
       await worker.script('COMMIT');
-      return step.value;
+      return value;
     } catch (error) {
       await worker.script('ROLLBACK').catch(() => {});
       return fail(this.busyTimeoutMs)(error);
