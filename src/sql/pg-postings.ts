@@ -23,11 +23,14 @@ const MAX_PREFIX_TERMS = 1000;
 const MAX_MERGED_SCANS = 32;
 
 const NOTHING = (columns: number[]) =>
-  sql`SELECT NULL::int8 AS id, NULL::int AS dl${sql.join(
-    columns.map((j) => sql`, NULL::int AS ${f(j)}`),
-    sql``,
-  )} WHERE false`;
+  sql`SELECT NULL::int8 AS id, NULL::int AS dl${columnList(columns, (j) => `, NULL::int AS f${j}`)} WHERE false`;
 const f = (j: number) => sql.raw(`f${j}`);
+/**
+ * A list of frequency columns as one raw fragment: a query of n phrases has n columns in each of its n
+ * branches, and n² Drizzle fragments take the event loop a second to compile at the query cap. Only column
+ * names and NULLs built from phrase numbers go in, never a value.
+ */
+const columnList = (columns: number[], column: (j: number) => string) => sql.raw(columns.map(column).join(''));
 
 /** The first string after every string that starts with `prefix` (byte order = code point order), if any. */
 export function prefixEnd(prefix: string): string | null {
@@ -92,6 +95,8 @@ interface Relation {
  */
 export class PostingsCompiler {
   private readonly numbering = new Map<Phrase, number>();
+  /** Every phrase number of the root, in order (each branch of an OR has a column for each). */
+  private readonly everyPhrase: number[];
   /** While probing a window of the newest ids: every scan reads only ids above this one. */
   private bound: number | null = null;
   /** While checking given messages: every scan reads only these ids. */
@@ -111,6 +116,7 @@ export class PostingsCompiler {
     private readonly cap: number,
   ) {
     for (const [j, p] of allPhrases(root).entries()) this.numbering.set(p, j);
+    this.everyPhrase = [...this.numbering.values()];
     this.leafLimit = cap + 2;
   }
 
@@ -193,10 +199,7 @@ export class PostingsCompiler {
       }
     }
     const top = this.node(this.root, filter === null);
-    const columns = sql.join(
-      top.phrases.map((j) => sql`, r.${f(j)}`),
-      sql``,
-    );
+    const columns = columnList(top.phrases, (j) => `, r.f${j}`);
     const join =
       filter === null
         ? sql``
@@ -257,7 +260,7 @@ export class PostingsCompiler {
   }
 
   private allColumns(): number[] {
-    return allPhrases(this.root).map((_, j) => j);
+    return this.everyPhrase;
   }
 
   /**
@@ -283,10 +286,7 @@ export class PostingsCompiler {
       for (;;) {
         this.bound = top - window > 0 ? top - window : null;
         const relation = this.node(this.root, false);
-        const columns = sql.join(
-          relation.phrases.map((j) => sql`, r.${f(j)}`),
-          sql``,
-        );
+        const columns = columnList(relation.phrases, (j) => `, r.f${j}`);
         const candidates = sql`SELECT r.id, r.dl${columns}, 1 AS n FROM (${relation.sql}) r ORDER BY r.id DESC LIMIT ${limit}::int8`;
         const page = yield* this.ranked(candidates, relation.phrases, weights, offset, count);
         if (page.groups >= limit || this.bound === null) return page;
@@ -405,14 +405,11 @@ export class PostingsCompiler {
    * other child of an OR one sorted relation.
    */
   private branches(node: QueryNode): SQL[] | null {
-    const all = allPhrases(this.root).map((_, j) => j);
-    const row = (own: number, value: SQL) =>
-      sql.join(
-        all.map((j) => (j === own ? sql`, ${value} AS ${f(j)}` : sql`, NULL::int AS ${f(j)}`)),
-        sql``,
-      );
+    const all = this.everyPhrase;
+    const row = (own: number) =>
+      columnList(all, (j) => (j === own ? `, cardinality(positions) AS f${j}` : `, NULL::int AS f${j}`));
     const scan = (j: number, term: string) =>
-      sql`(SELECT message_id AS id, doc_length AS dl${row(j, sql`cardinality(positions)`)} FROM ${this.n.messageSearchTerms} WHERE term = ${term} ORDER BY message_id ${this.order()})`;
+      sql`(SELECT message_id AS id, doc_length AS dl${row(j)} FROM ${this.n.messageSearchTerms} WHERE term = ${term} ORDER BY message_id ${this.order()})`;
     if (node.kind === 'or') {
       const parts = node.children.map((c) => this.branches(c) ?? [this.sortedChild(c, all)]);
       return parts.flat();
@@ -427,10 +424,7 @@ export class PostingsCompiler {
   private sortedChild(node: QueryNode, all: number[]): SQL {
     const relation = this.node(node, true);
     const own = new Set(relation.phrases);
-    const columns = sql.join(
-      all.map((j) => (own.has(j) ? sql`, c.${f(j)}` : sql`, NULL::int AS ${f(j)}`)),
-      sql``,
-    );
+    const columns = columnList(all, (j) => (own.has(j) ? `, c.f${j}` : `, NULL::int AS f${j}`));
     return sql`(SELECT c.id, c.dl${columns} FROM (${relation.sql}) c ORDER BY c.id ${this.order()})`;
   }
 
@@ -439,11 +433,8 @@ export class PostingsCompiler {
    * `groups` messages are out): each message's length, phrase frequencies and rows read (`n`).
    */
   private mergedPage(branches: SQL[], streamed: number, groups: number): SQL {
-    const all = allPhrases(this.root).map((_, j) => j);
-    const sums = sql.join(
-      all.map((j) => sql`, sum(s.${f(j)})::int AS ${f(j)}`),
-      sql``,
-    );
+    const all = this.everyPhrase;
+    const sums = columnList(all, (j) => `, sum(s.f${j})::int AS f${j}`);
     return sql`SELECT s.id, max(s.dl) AS dl${sums}, count(*) AS n FROM (
         SELECT * FROM (${sql.join(branches, sql` UNION ALL `)}) u ORDER BY u.id ${this.order()} LIMIT ${streamed}::int8) s
       GROUP BY s.id ORDER BY s.id ${this.order()} LIMIT ${groups}::int8`;
@@ -464,35 +455,35 @@ export class PostingsCompiler {
       case 'and': {
         const children = node.children.map((c) => this.node(c, false));
         const phrases = children.flatMap((c) => c.phrases);
-        const columns = children.flatMap((c, k) => c.phrases.map((j) => sql`, ${sql.raw(`c${k}`)}.${f(j)}`));
+        const columns = children.flatMap((c, k) => c.phrases.map((j) => `, c${k}.f${j}`));
         const from = sql.join(
           children.map((c, k) =>
             k === 0 ? sql`(${c.sql}) c0` : sql`JOIN (${c.sql}) ${sql.raw(`c${k}`)} ON ${sql.raw(`c${k}`)}.id = c0.id`,
           ),
           sql` `,
         );
-        return { sql: sql`SELECT c0.id, c0.dl${sql.join(columns, sql``)} FROM ${from}`, phrases };
+        return { sql: sql`SELECT c0.id, c0.dl${sql.raw(columns.join(''))} FROM ${from}`, phrases };
       }
       case 'or': {
         const children = node.children.map((c) => this.node(c, limitable));
         const phrases = children.flatMap((c) => c.phrases);
         const padded = children.map((c) => {
           const own = new Set(c.phrases);
-          const columns = phrases.map((j) => (own.has(j) ? sql`, b.${f(j)}` : sql`, NULL::int AS ${f(j)}`));
-          return sql`SELECT b.id, b.dl${sql.join(columns, sql``)} FROM (${c.sql}) b`;
+          const columns = columnList(phrases, (j) => (own.has(j) ? `, b.f${j}` : `, NULL::int AS f${j}`));
+          return sql`SELECT b.id, b.dl${columns} FROM (${c.sql}) b`;
         });
-        const columns = phrases.map((j) => sql`, max(u.${f(j)}) AS ${f(j)}`);
+        const columns = columnList(phrases, (j) => `, max(u.f${j}) AS f${j}`);
         return {
-          sql: sql`SELECT u.id, max(u.dl) AS dl${sql.join(columns, sql``)} FROM (${sql.join(padded, sql` UNION ALL `)}) u GROUP BY u.id`,
+          sql: sql`SELECT u.id, max(u.dl) AS dl${columns} FROM (${sql.join(padded, sql` UNION ALL `)}) u GROUP BY u.id`,
           phrases,
         };
       }
       case 'not': {
         const left = this.node(node.left, false);
         const right = this.node(node.right, false);
-        const columns = left.phrases.map((j) => sql`, l.${f(j)}`);
+        const columns = columnList(left.phrases, (j) => `, l.f${j}`);
         return {
-          sql: sql`SELECT l.id, l.dl${sql.join(columns, sql``)} FROM (${left.sql}) l WHERE NOT EXISTS (SELECT 1 FROM (${right.sql}) r WHERE r.id = l.id)`,
+          sql: sql`SELECT l.id, l.dl${columns} FROM (${left.sql}) l WHERE NOT EXISTS (SELECT 1 FROM (${right.sql}) r WHERE r.id = l.id)`,
           phrases: left.phrases,
         };
       }

@@ -2,18 +2,21 @@
  * PGlite (embedded Postgres in WASM). This module is only loaded (import()) when a PGlite store is opened,
  * so SQLite and server users never load the WASM package.
  */
-import { PGlite, types } from '@electric-sql/pglite';
+import { type PGlite, types } from '@electric-sql/pglite';
 import { PgDialect as DrizzlePgCompiler } from 'drizzle-orm/pg-core';
 import type { PgliteClient } from '../targets.js';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { ConnectionError } from '../../errors.js';
 import { hermesPgTables } from '../../schema/pg.js';
 import { type OpenedPg, type PgDb, describePgError, postgresSessionSettings, rowsOf } from './open.js';
 import { type DataDirLock, lockDataDir } from './pglite-lock.js';
+import { PgliteThread } from './pglite-thread.js';
+
+/** What the store calls on PGlite: an instance on this thread (an app's), or one on a worker thread (ours). */
+type PgliteRunner = Pick<PGlite, 'query'> | PgliteThread;
 
 /** PGlite has one session: the settings are set on it with set_config, right after it starts. */
-async function applySessionSettings(client: PGlite): Promise<void> {
+async function applySessionSettings(client: PgliteRunner): Promise<void> {
   await client.query('SELECT set_config(key, value, false) FROM json_each_text($1)', [
     JSON.stringify(postgresSessionSettings),
   ]);
@@ -28,8 +31,9 @@ const TEXT_TIMES = {
 };
 const compiler = new DrizzlePgCompiler();
 
-function pgliteSession(client: PGlite, close: () => Promise<void>, schema: string | undefined): OpenedPg {
-  const db = drizzlePglite(client, { schema: hermesPgTables(schema) }) as unknown as PgDb;
+function pgliteSession(client: PgliteRunner, close: () => Promise<void>, schema: string | undefined): OpenedPg {
+  // Drizzle's PGlite driver calls query() and transaction(), which a PgliteThread answers as PGlite does.
+  const db = drizzlePglite(client as PGlite, { schema: hermesPgTables(schema) }) as unknown as PgDb;
   return {
     db,
     execute: (query) => db.execute(query),
@@ -57,24 +61,30 @@ function pgliteSession(client: PGlite, close: () => Promise<void>, schema: strin
   };
 }
 
+/**
+ * Open a PGlite store of our own: its instance runs on a worker thread (see pglite-thread.ts), so no
+ * statement, however long, holds up the event loop.
+ */
 export async function openPglite(dataDir: string | null, schema?: string): Promise<OpenedPg> {
   const where = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
   const lock = dataDir === null ? undefined : lockPgliteDataDir(where, dataDir);
-  let client: PGlite;
+  let client: PgliteThread | undefined;
   try {
-    client =
-      dataDir === null ? new PGlite({ extensions: { pg_trgm } }) : new PGlite(dataDir, { extensions: { pg_trgm } });
+    client = new PgliteThread(dataDir, where);
     await client.waitReady;
     await applySessionSettings(client);
   } catch (error) {
+    await client?.close().catch(() => {});
     lock?.release();
+    if (error instanceof ConnectionError) throw error;
     throw new ConnectionError(where, describePgError(error), { cause: error });
   }
+  const opened = client;
   return pgliteSession(
-    client,
+    opened,
     async () => {
       try {
-        await client.close();
+        await opened.close();
       } finally {
         lock?.release();
       }

@@ -1,0 +1,284 @@
+/**
+ * PGlite on a worker thread. PGlite is Postgres compiled to WASM: a statement runs on the thread that
+ * called it, and a search at the query cap (an OR of hundreds of prefixes, a LIKE scan per token over
+ * megabyte rows) keeps it busy for seconds. A store opened from a `pglite:` URL owns its instance, so the
+ * instance lives on a worker thread and the event loop only awaits rows. `PgliteThread` has the part of
+ * PGlite's interface that Drizzle's PGlite driver and this package call (`query`, `exec`, `transaction`,
+ * `waitReady`, `close`).
+ *
+ * The worker's code is inline (an eval worker), loading PGlite's CommonJS build, so that it starts the same
+ * way from TypeScript sources under a test runner and from the compiled package.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { ConnectionError, StoreClosedError } from '../../errors.js';
+import { workerExecArgv } from '../sqlite/worker.js';
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { PGlite } = require(workerData.pglite);
+const { pg_trgm } = require(workerData.pgTrgm);
+const options = { extensions: { pg_trgm } };
+const db = workerData.dataDir === null ? new PGlite(options) : new PGlite(workerData.dataDir, options);
+const identity = (value) => value;
+// Open transactions: their PGlite transaction object, and how to end them.
+const transactions = new Map();
+let nextTransaction = 0;
+
+function errorOf(error) {
+  if (!(error instanceof Error)) return { message: String(error), fields: {} };
+  const fields = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) fields[key] = value;
+  }
+  return { name: error.name, message: error.message, fields };
+}
+
+function queryOptions(m) {
+  if (m.rowMode === undefined && m.textTypes === undefined) return undefined;
+  const parsers = {};
+  for (const type of m.textTypes ?? []) parsers[type] = identity;
+  return { rowMode: m.rowMode, parsers };
+}
+
+function resultOf(r) {
+  return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
+}
+
+async function handle(m) {
+  const on = m.transaction === null || m.transaction === undefined ? db : transactions.get(m.transaction)?.tx;
+  if (on === undefined) throw new Error('the transaction has ended');
+  switch (m.kind) {
+    case 'ready':
+      await db.waitReady;
+      return null;
+    case 'query':
+      return resultOf(await on.query(m.text, m.params, queryOptions(m)));
+    case 'exec':
+      return (await on.exec(m.text)).map(resultOf);
+    case 'begin': {
+      const id = nextTransaction++;
+      const entry = {};
+      let begun;
+      const started = new Promise((resolve) => { begun = resolve; });
+      entry.settled = db.transaction(
+        (tx) =>
+          new Promise((commit, rollback) => {
+            Object.assign(entry, { tx, commit, rollback });
+            transactions.set(id, entry);
+            begun();
+          }),
+      );
+      entry.settled.finally(() => transactions.delete(id)).catch(() => {});
+      // A BEGIN that fails (a closed instance) settles the transaction before its body ever runs.
+      await Promise.race([started, entry.settled]);
+      return id;
+    }
+    case 'end': {
+      const open = transactions.get(m.transaction);
+      if (open === undefined) throw new Error('the transaction has ended');
+      if (m.commit) open.commit();
+      else open.rollback(new Error('rolled back'));
+      try {
+        await open.settled;
+      } catch (error) {
+        if (m.commit) throw error;
+      }
+      return null;
+    }
+    case 'close':
+      await db.close();
+      return null;
+  }
+  throw new Error('unknown request ' + m.kind);
+}
+
+parentPort.on('message', (m) => {
+  handle(m).then(
+    (result) => parentPort.postMessage({ id: m.id, ok: true, result }),
+    (error) => parentPort.postMessage({ id: m.id, ok: false, error: errorOf(error) }),
+  );
+});
+`;
+
+/** PGlite's result shape, as Drizzle and this package read it. */
+export interface ThreadResults<T> {
+  rows: T[];
+  fields: { name: string; dataTypeID: number }[];
+  affectedRows?: number;
+}
+
+export interface ThreadQueryOptions {
+  rowMode?: 'array' | 'object';
+  /** Per type id, a parser; only `(value) => value` (keep the server's text) crosses to the worker. */
+  parsers?: Record<number, (value: string, typeId: number) => unknown>;
+}
+
+type Request =
+  | { kind: 'ready' }
+  | { kind: 'close' }
+  | {
+      kind: 'query';
+      transaction: number | null;
+      text: string;
+      params: readonly unknown[];
+      rowMode?: 'array' | 'object';
+      textTypes?: number[];
+    }
+  | { kind: 'exec'; transaction: number | null; text: string }
+  | { kind: 'begin' }
+  | { kind: 'end'; transaction: number; commit: boolean };
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
+
+interface WorkerError {
+  name?: string;
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+/** An error PGlite raised on the worker, with its fields (`code`, `detail`, `constraint`…) as it had them. */
+export class PgliteThreadError extends Error {
+  constructor(error: WorkerError) {
+    super(error.message);
+    Object.assign(this, error.fields);
+    this.name = error.name ?? 'Error';
+  }
+}
+
+/** A query runner over one connection: the instance itself, or one of its open transactions. */
+export interface ThreadQueries {
+  query<T>(text: string, params?: readonly unknown[], options?: ThreadQueryOptions): Promise<ThreadResults<T>>;
+  exec(text: string): Promise<ThreadResults<unknown>[]>;
+}
+
+export interface ThreadTransaction extends ThreadQueries {
+  /** Roll the transaction back: Drizzle's `tx.rollback()` throws, which ends up here through the body. */
+  rollback(): Promise<void>;
+  readonly closed: boolean;
+}
+
+function textTypesOf(parsers: ThreadQueryOptions['parsers']): number[] | undefined {
+  if (parsers === undefined) return undefined;
+  return Object.entries(parsers).map(([type, parse]) => {
+    // Anything else would have to run on the worker: no caller of ours passes one.
+    if (parse('2000-01-01', Number(type)) !== '2000-01-01')
+      throw new TypeError(`a PGlite parser for type ${type} that changes the value cannot cross to the worker thread`);
+    return Number(type);
+  });
+}
+
+export class PgliteThread implements ThreadQueries {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, Pending>();
+  private next = 0;
+  private failure: Error | null = null;
+  readonly waitReady: Promise<void>;
+
+  constructor(
+    dataDir: string | null,
+    private readonly where: string,
+  ) {
+    const require = createRequire(import.meta.url);
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      execArgv: workerExecArgv(process.execArgv),
+      workerData: {
+        dataDir,
+        pglite: require.resolve('@electric-sql/pglite'),
+        pgTrgm: require.resolve('@electric-sql/pglite/contrib/pg_trgm'),
+      },
+    });
+    // An idle worker must not keep the process alive; close() ends it.
+    this.worker.unref();
+    this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: WorkerError }) => {
+      const p = this.pending.get(m.id);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m.result);
+      else p.reject(new PgliteThreadError(m.error ?? { message: 'unknown error', fields: {} }));
+    });
+    const fail = (error: Error) => {
+      this.failure ??= error;
+      for (const p of this.pending.values()) p.reject(error);
+      this.pending.clear();
+    };
+    this.worker.on('error', (error) =>
+      fail(new ConnectionError(this.where, `PGlite's worker thread failed: ${error.message}`, { cause: error })),
+    );
+    this.worker.on('exit', () => fail(new StoreClosedError()));
+    this.waitReady = this.send({ kind: 'ready' }).then(() => {});
+  }
+
+  private send(request: Request): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      const id = this.next++;
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref(); // busy: keep the process alive until the answer arrives
+      this.worker.postMessage({ id, ...request });
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker.unref();
+    });
+  }
+
+  private runner(transaction: number | null): ThreadQueries {
+    return {
+      query: async <T>(text: string, params: readonly unknown[] = [], options?: ThreadQueryOptions) =>
+        (await this.send({
+          kind: 'query',
+          transaction,
+          text,
+          params,
+          rowMode: options?.rowMode,
+          textTypes: textTypesOf(options?.parsers),
+        })) as ThreadResults<T>,
+      exec: async (text: string) => (await this.send({ kind: 'exec', transaction, text })) as ThreadResults<unknown>[],
+    };
+  }
+
+  query<T>(text: string, params?: readonly unknown[], options?: ThreadQueryOptions): Promise<ThreadResults<T>> {
+    return this.runner(null).query<T>(text, params, options);
+  }
+
+  exec(text: string): Promise<ThreadResults<unknown>[]> {
+    return this.runner(null).exec(text);
+  }
+
+  /** PGlite's transaction: committed when `body` resolves, rolled back when it throws. */
+  async transaction<T>(body: (tx: ThreadTransaction) => Promise<T>): Promise<T> {
+    const id = (await this.send({ kind: 'begin' })) as number;
+    let closed = false;
+    const end = async (commit: boolean) => {
+      if (closed) return;
+      closed = true;
+      await this.send({ kind: 'end', transaction: id, commit });
+    };
+    const tx: ThreadTransaction = {
+      ...this.runner(id),
+      rollback: () => end(false),
+      get closed() {
+        return closed;
+      },
+    };
+    let value: T;
+    try {
+      value = await body(tx);
+    } catch (error) {
+      await end(false).catch(() => {});
+      throw error;
+    }
+    await end(true);
+    return value;
+  }
+
+  /** Close the instance (flushing a data directory) and end the thread. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    try {
+      await this.send({ kind: 'close' });
+    } finally {
+      await this.worker.terminate();
+    }
+  }
+}
