@@ -97,7 +97,8 @@ function writeCorpus(file: string, ordinary: number, logs: number, logChars: num
       message.run('cjk', 'user', content, tool, toolCalls, base + 12_345 * (k + 1) + 0.5);
     });
     session.run('logs', 'cli', base + ordinary);
-    for (let i = 0; i < logs; i++) message.run('logs', 'tool', pastedLog(i).slice(0, logChars), 'terminal', null, base + ordinary + i);
+    for (let i = 0; i < logs; i++)
+      message.run('logs', 'tool', pastedLog(i).slice(0, logChars), 'terminal', null, base + ordinary + i);
   })();
   db.close();
 }
