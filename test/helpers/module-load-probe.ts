@@ -33,8 +33,12 @@ register(`data:text/javascript,${encodeURIComponent(hook)}`, { data: { port: por
  */
 async function loaded(): Promise<string[]> {
   const seen = new Promise<void>((resolve) => (onSentinel = resolve));
+  // Referenced while the sentinel is on its way: with nothing else left to do (a store just closed), an
+  // unreferenced port would let the process exit first, with the await unsettled (exit code 13).
+  port1.ref();
   await import(`${SENTINEL}`);
   await seen;
+  port1.unref();
   resolved.splice(resolved.indexOf(SENTINEL), 1);
   const names = new Set<string>();
   for (const url of resolved) {

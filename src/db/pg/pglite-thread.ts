@@ -278,6 +278,9 @@ export class PgliteThread implements ThreadQueries {
     try {
       await this.send({ kind: 'close' });
     } finally {
+      // Referenced until the thread has exited: an unreferenced worker's terminate() does not keep the process
+      // alive, and a caller awaiting close() as its last step would see the process end first (exit code 13).
+      this.worker.ref();
       await this.worker.terminate();
     }
   }

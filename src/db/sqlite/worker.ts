@@ -177,6 +177,9 @@ export class SqliteWorker {
   async close(): Promise<void> {
     if (this.failure) return;
     await this.send({ kind: 'close' }).catch(() => {});
+    // Referenced until the thread has exited: an unreferenced worker's terminate() does not keep the process
+    // alive, and a caller awaiting close() as its last step would see the process end first (exit code 13).
+    this.worker.ref();
     await this.worker.terminate();
   }
 }
