@@ -131,7 +131,7 @@ function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreO
 }
 
 /**
- * Open (and by default migrate) a store. `target` is a store URL (see the README for the forms) or a client
+ * Open (and by default migrate) a store. `target` is a store URL (see docs/api.md for the forms) or a client
  * the app already has: a postgres.js `Sql`, a PGlite instance or a better-sqlite3 `Database`. A client passed
  * in stays the app's: closing the store leaves it open.
  */

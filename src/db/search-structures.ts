@@ -123,7 +123,7 @@ export function missingSearchStructuresError(
     `${where}: search structures that its recorded migrations created are missing: ${list.join(', ')}. ` +
       'They are usually dropped by `drizzle-kit push` run without a tablesFilter that leaves our tables alone ' +
       `(push removes what the app's schema does not declare: ${dialect === 'sqlite' ? 'the FTS5 tables and their triggers' : dialect === 'mysql' ? 'the message_search table and its triggers' : 'generated columns, indexes and triggers'}; ` +
-      'see the README section "Using it inside your own Drizzle app" for the filter). Search would fail or miss ' +
+      "see docs/drizzle-app.md in the package's repository for the filter). Search would fail or miss " +
       'messages. To restore them, copy the sessions into a fresh store, whose migrations create them: open this one with ' +
       '{ migrate: false, allowMissingSearchStructures: true } and copyStore() it into the new one ' +
       '(or restore a backup taken before the push).',

@@ -6,7 +6,7 @@
  * is then judged by FTS5's own rules in TypeScript (rowEvaluator: the phrases, operators, prefixes and
  * trigram substrings of the query). Relevance is FTS5's bm25 over the same figures: the row's length in
  * unicode61 tokens, the corpus' rows and tokens (message_search.token_count, migration 0004), and each
- * phrase's document count. What differs from SQLite is named in the README (MySQL/MariaDB) and in
+ * phrase's document count. What differs from SQLite is named in docs/schema.md (MySQL/MariaDB) and in
  * test/mysql/search.test.ts.
  */
 import { type SQL, sql } from 'drizzle-orm';
@@ -247,7 +247,7 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
    * FULLTEXT's matches, where the collation cannot have equated another word (an ASCII word in an ASCII text:
    * no accents, ligatures, full-width letters or ß there), and the other candidates judged. Past
    * JUDGED_COUNT_MAX other candidates, an evenly spaced sample of that many is judged and the share scaled
-   * (README: a named difference; a count off by a few percent moves bm25's IDF by a fraction of that).
+   * (docs/schema.md: a named difference; a count off by a few percent moves bm25's IDF by a fraction of that).
    */
   function* documentCount(path: MatchPath, phrase: Phrase): Op<number> {
     const b = yield* tokenBounds();

@@ -2,7 +2,7 @@
  * drizzle/mysql's word search structures on MariaDB: message_search follows every insert, update and delete of
  * messages with Hermes' searchable text (content, tool name, tool calls), and its FULLTEXT index answers as
  * FTS5's unicode61 index does where InnoDB can: any case, accents folded, no stopwords. The classes where
- * InnoDB answers differently are asserted as they are, so that each stays named (README, MySQL/MariaDB):
+ * InnoDB answers differently are asserted as they are, so that each stays named (docs/schema.md, MySQL/MariaDB):
  * words shorter than innodb_ft_min_token_size are not indexed, and CJK text is not split into words.
  */
 import type mysql from 'mysql2/promise';

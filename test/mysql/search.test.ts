@@ -86,7 +86,7 @@ const query = fc
   .map((parts) => parts.map(([w, op], i) => (i === 0 ? w : op + w)).join(''));
 
 /**
- * A named difference (README, MySQL/MariaDB): with NOT under an OR, FTS5's bm25 sometimes counts the NOT's
+ * A named difference (docs/schema.md, MySQL/MariaDB): with NOT under an OR, FTS5's bm25 sometimes counts the NOT's
  * right-hand phrase in a row that matched through the other branch (when FTS5's iterator happens to rest on
  * that row: "file OR bcd NOT k8s" over a row holding file and k8s; a small table does not show it). The
  * judged evaluation, like Postgres' postings, never counts it. The hits are equal; their rank can differ, and

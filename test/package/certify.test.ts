@@ -1,6 +1,6 @@
 /**
- * The README's certification recipe ("Certifying a backend"), run as a third party runs it: the packed package
- * installed into an app with vitest and fast-check, the README's test file copied verbatim, `vitest run`.
+ * The certification recipe (docs/certify.md), run as a third party runs it: the packed package installed into
+ * an app with vitest and fast-check, the page's test file copied verbatim, `vitest run`.
  * It must pass on PGlite with only the skips it names; the same harness with one method broken must fail,
  * so the suite certifies something.
  */
@@ -15,11 +15,11 @@ const version = (name: string) =>
   (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
     .version;
 
-/** The fenced block that follows the README's `<!-- certify-recipe -->` marker. */
+/** The fenced block that follows docs/certify.md's `<!-- certify-recipe -->` marker. */
 function recipe(): string {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(ROOT, 'docs', 'certify.md'), 'utf8');
   const found = /<!-- certify-recipe -->\n```ts\n([\s\S]*?)```/.exec(readme);
-  if (!found) throw new Error('README.md lost its <!-- certify-recipe --> block');
+  if (!found) throw new Error('docs/certify.md lost its <!-- certify-recipe --> block');
   return found[1]!;
 }
 
@@ -50,7 +50,7 @@ async function vitest(file: string, extra: string[] = []): Promise<{ code: numbe
   return { code: result.code, report: JSON.parse(fs.readFileSync(out, 'utf8')) as VitestReport };
 }
 
-describe('certifying a backend with hermes-sessiondb/testing (the README recipe)', () => {
+describe('certifying a backend with hermes-sessiondb/testing (the docs/certify.md recipe)', () => {
   it(
     'passes on PGlite, skipping only the multi-process tests, with their reason',
     async () => {

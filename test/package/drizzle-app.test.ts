@@ -1,7 +1,7 @@
 /**
- * The recipe of the README section "Using it inside your own Drizzle app", run as a user runs it: the packed
+ * The recipe of docs/drizzle-app.md ("Using it inside your own Drizzle app"), run as a user runs it: the packed
  * package installed into examples/drizzle-app (a temp copy), then its own drizzle-kit and scripts, on PGlite
- * and on the real Postgres server. Every command the README shows is run here.
+ * and on the real Postgres server. Every command the page shows is run here.
  *
  * The copy's app migrations are re-dated to before ours: an app older than the store's newest migration is
  * the case where a shared migration history made drizzle-kit skip the app's migrations silently.
@@ -321,9 +321,9 @@ for (const h of harnesses) {
           );
           expect(push.stdout).toContain('CREATE TABLE "app_notes"');
           expect(push.stdout).not.toMatch(/DROP (TABLE|COLUMN|INDEX)|ALTER TABLE "(messages|sessions)"/);
-          // The README's caveat for this layout: tablesFilter does not cover sequences (drizzle-orm#3320), so push also
+          // The caveat docs/drizzle-app.md gives for this layout: tablesFilter does not cover sequences (drizzle-orm#3320), so push also
           // plans dropping our identity sequence; Postgres refuses (the column needs it) and push stops there, exit 0.
-          // When drizzle-kit fixes that, this fails: drop the caveat from the README.
+          // When drizzle-kit fixes that, this fails: drop the caveat from docs/drizzle-app.md.
           expect(push.stdout + push.stderr).toContain('DROP SEQUENCE "public"."messages_id_seq"');
           expect(push.code).toBe(0);
 

@@ -185,7 +185,7 @@ for (const h of harnesses) {
         const last = lines.slice(-20).find((l) => !splitByPgParser(l))!;
         expect(content.length - content.indexOf(last)).toBeLessThan(WORD_TAIL);
         expect(await ids(store, last)).toEqual([id]);
-        // ... and a hash from the middle is not word-searchable: the documented limit (README, migration 0004).
+        // ... and a hash from the middle is not word-searchable: the documented limit (docs/search.md, migration 0004).
         const middle = lines.slice(12_000).find((l) => !splitByPgParser(l))!;
         expect(content.indexOf(middle)).toBeGreaterThan(WORD_HEAD);
         expect(await ids(store, middle)).toEqual([]);

@@ -90,7 +90,7 @@ async function fingerprint(store: SessionStore) {
 /**
  * Skip list: PGlite 0.5 decodes every text field with `new TextDecoder('utf-8')`, which drops a leading
  * U+FEFF (a byte-order mark) from the value read back. A PGlite bug, not ours (the same values round-trip
- * on the Postgres server and on SQLite); documented in the README. On PGlite those strings are left out.
+ * on the Postgres server and on SQLite); documented in docs/concurrency-and-reliability.md. On PGlite those strings are left out.
  */
 const readsBackLeadingBom = (h: ContractHarness) => h.name !== 'pglite';
 

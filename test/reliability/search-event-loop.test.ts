@@ -135,7 +135,7 @@ const BACKENDS = [
     name: 'PGlite store (pglite:memory)',
     ordinary: 10_000,
     logs: 4,
-    // Postgres keeps at most 256 positions of a word per message (README, Parity), which ranks a 1 MB log
+    // Postgres keeps at most 256 positions of a word per message (docs/search.md, Parity), which ranks a 1 MB log
     // unlike FTS5; logs of 12,000 characters (no word 256 times, still past FTS5's snippet() bound of 8 KB)
     // rank as Hermes ranks them.
     logChars: 12_000,
@@ -195,7 +195,7 @@ describe.each(BACKENDS)('$name: the longest query of each search path never stal
           continue;
         }
         // Postgres keeps tool calls as jsonb, whose text spaces JSON its own way: a snippet cut from them differs
-        // in its window (README, Parity). Their ids and order are still compared above; on PGlite every small
+        // in its window (docs/search.md, Parity). Their ids and order are still compared above; on PGlite every small
         // hit of some of these queries has tool calls.
         const toolCalls = hermes.prepare('SELECT tool_calls IS NOT NULL AS has FROM messages WHERE id = ?').pluck();
         const small = hits.filter(
