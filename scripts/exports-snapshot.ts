@@ -1,6 +1,6 @@
 /**
  * `npx tsx scripts/exports-snapshot.ts [--write]`: the public exports of every package.json entry point, which
- * test/exports.test.ts compares with the committed snapshot. Without --write, prints how the source differs
+ * test/public-exports.test.ts compares with the committed snapshot. Without --write, prints how the source differs
  * from the snapshot; with --write, records the source's exports as the new snapshot (review the diff: a removed
  * or changed export breaks users).
  */
@@ -14,7 +14,7 @@ if (write) {
   const snapshot: ExportsSnapshot = {
     comment:
       'Public exports of each package.json entry point, with their kind (runtime typeof, class, or type for a ' +
-      'type-only name). test/exports.test.ts fails when one disappears, changes kind, or is new. ' +
+      'type-only name). test/public-exports.test.ts fails when one disappears, changes kind, or is new. ' +
       'Regenerate with: npx tsx scripts/exports-snapshot.ts --write',
     entries,
   };

@@ -1,7 +1,7 @@
 /**
  * The public API as users see it: for each package.json entry point, every exported name with its kind. Values
  * are read by importing the entry's source file; type-only names (interfaces, type aliases) come from the
- * TypeScript checker. Shared by test/exports.test.ts and scripts/exports-snapshot.ts so both compute the same.
+ * TypeScript checker. Shared by test/public-exports.test.ts and scripts/exports-snapshot.ts so both compute the same.
  */
 import fs from 'node:fs';
 import path from 'node:path';
