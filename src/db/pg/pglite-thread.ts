@@ -6,24 +6,25 @@
  * PGlite's interface that Drizzle's PGlite driver and this package call (`query`, `exec`, `transaction`,
  * `waitReady`, `close`).
  *
+ * One thread per process hosts every such instance, as the main thread did before: PGlite compiles its
+ * WASM once per thread, and a thread per store would pay that on every open. Statements of two stores
+ * take turns on it, as they did on the main thread. The thread is not referenced while nothing waits on it.
+ *
  * The worker's code is inline (an eval worker), loading PGlite's CommonJS build, so that it starts the same
  * way from TypeScript sources under a test runner and from the compiled package.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { ConnectionError, StoreClosedError } from '../../errors.js';
+import { ConnectionError } from '../../errors.js';
 import { workerExecArgv } from '../sqlite/worker.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { PGlite } = require(workerData.pglite);
 const { pg_trgm } = require(workerData.pgTrgm);
-const options = { extensions: { pg_trgm } };
-const db = workerData.dataDir === null ? new PGlite(options) : new PGlite(workerData.dataDir, options);
 const identity = (value) => value;
-// Open transactions: their PGlite transaction object, and how to end them.
-const transactions = new Map();
-let nextTransaction = 0;
+// Per instance: its PGlite, and its open transactions (their PGlite transaction object, and how to end them).
+const instances = new Map();
 
 function errorOf(error) {
   if (!(error instanceof Error)) return { message: String(error), fields: {} };
@@ -45,19 +46,33 @@ function resultOf(r) {
   return { rows: r.rows, fields: r.fields, affectedRows: r.affectedRows };
 }
 
+async function open(m) {
+  const options = { extensions: { pg_trgm } };
+  const db = m.dataDir === null ? new PGlite(options) : new PGlite(m.dataDir, options);
+  try {
+    await db.waitReady;
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+  instances.set(m.instance, { db, transactions: new Map(), nextTransaction: 0 });
+  return null;
+}
+
 async function handle(m) {
+  if (m.kind === 'open') return open(m);
+  const instance = instances.get(m.instance);
+  if (instance === undefined) throw new Error('this PGlite instance is closed');
+  const { db, transactions } = instance;
   const on = m.transaction === null || m.transaction === undefined ? db : transactions.get(m.transaction)?.tx;
   if (on === undefined) throw new Error('the transaction has ended');
   switch (m.kind) {
-    case 'ready':
-      await db.waitReady;
-      return null;
     case 'query':
       return resultOf(await on.query(m.text, m.params, queryOptions(m)));
     case 'exec':
       return (await on.exec(m.text)).map(resultOf);
     case 'begin': {
-      const id = nextTransaction++;
+      const id = instance.nextTransaction++;
       const entry = {};
       let begun;
       const started = new Promise((resolve) => { begun = resolve; });
@@ -87,6 +102,7 @@ async function handle(m) {
       return null;
     }
     case 'close':
+      instances.delete(m.instance);
       await db.close();
       return null;
   }
@@ -115,7 +131,7 @@ export interface ThreadQueryOptions {
 }
 
 type Request =
-  | { kind: 'ready' }
+  | { kind: 'open'; dataDir: string | null }
   | { kind: 'close' }
   | {
       kind: 'query';
@@ -168,28 +184,31 @@ function textTypesOf(parsers: ThreadQueryOptions['parsers']): number[] | undefin
   });
 }
 
-export class PgliteThread implements ThreadQueries {
+/** The thread hosting this process's PGlite instances: started with the first, kept (unreferenced when idle). */
+class PgliteHost {
+  private static current: PgliteHost | null = null;
   private readonly worker: Worker;
   private readonly pending = new Map<number, Pending>();
   private next = 0;
   private failure: Error | null = null;
-  readonly waitReady: Promise<void>;
 
-  constructor(
-    dataDir: string | null,
-    private readonly where: string,
-  ) {
+  /** The running host, or a new one when there is none or it failed. */
+  static shared(): PgliteHost {
+    if (PgliteHost.current === null || PgliteHost.current.failure !== null) PgliteHost.current = new PgliteHost();
+    return PgliteHost.current;
+  }
+
+  private constructor() {
     const require = createRequire(import.meta.url);
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
       execArgv: workerExecArgv(process.execArgv),
       workerData: {
-        dataDir,
         pglite: require.resolve('@electric-sql/pglite'),
         pgTrgm: require.resolve('@electric-sql/pglite/contrib/pg_trgm'),
       },
     });
-    // An idle worker must not keep the process alive; close() ends it.
+    // An idle thread must not keep the process alive.
     this.worker.unref();
     this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: WorkerError }) => {
       const p = this.pending.get(m.id);
@@ -203,23 +222,45 @@ export class PgliteThread implements ThreadQueries {
       for (const p of this.pending.values()) p.reject(error);
       this.pending.clear();
     };
-    this.worker.on('error', (error) =>
-      fail(new ConnectionError(this.where, `PGlite's worker thread failed: ${error.message}`, { cause: error })),
-    );
-    this.worker.on('exit', () => fail(new StoreClosedError()));
-    this.waitReady = this.send({ kind: 'ready' }).then(() => {});
+    this.worker.on('error', (error) => fail(new Error(`PGlite's worker thread failed: ${error.message}`)));
+    this.worker.on('exit', (code) => fail(new Error(`PGlite's worker thread exited (code ${code})`)));
   }
 
-  private send(request: Request): Promise<unknown> {
+  send(instance: number, request: Request): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const id = this.next++;
       this.pending.set(id, { resolve, reject });
       this.worker.ref(); // busy: keep the process alive until the answer arrives
-      this.worker.postMessage({ id, ...request });
+      this.worker.postMessage({ id, instance, ...request });
     }).finally(() => {
       if (this.pending.size === 0) this.worker.unref();
     });
+  }
+}
+
+let nextInstance = 0;
+
+export class PgliteThread implements ThreadQueries {
+  private readonly host = PgliteHost.shared();
+  private readonly instance = nextInstance++;
+  readonly waitReady: Promise<void>;
+
+  constructor(
+    dataDir: string | null,
+    private readonly where: string,
+  ) {
+    this.waitReady = this.send({ kind: 'open', dataDir }).then(() => {});
+  }
+
+  private async send(request: Request): Promise<unknown> {
+    try {
+      return await this.host.send(this.instance, request);
+    } catch (error) {
+      if (error instanceof PgliteThreadError) throw error;
+      // The thread itself failed (out of memory, a WASM abort): every store on it has lost its database.
+      throw new ConnectionError(this.where, error instanceof Error ? error.message : String(error), { cause: error });
+    }
   }
 
   private runner(transaction: number | null): ThreadQueries {
@@ -272,16 +313,12 @@ export class PgliteThread implements ThreadQueries {
     return value;
   }
 
-  /** Close the instance (flushing a data directory) and end the thread. */
+  /** Close the instance (flushing a data directory to disk). With its thread gone, nothing is left to close. */
   async close(): Promise<void> {
-    if (this.failure) return;
     try {
-      await this.send({ kind: 'close' });
-    } finally {
-      // Referenced until the thread has exited: an unreferenced worker's terminate() does not keep the process
-      // alive, and a caller awaiting close() as its last step would see the process end first (exit code 13).
-      this.worker.ref();
-      await this.worker.terminate();
+      await this.host.send(this.instance, { kind: 'close' });
+    } catch (error) {
+      if (error instanceof PgliteThreadError) throw error;
     }
   }
 }
