@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { evaluateRow, evaluateTokenizedRow, tokenCount } from '../../src/search/fts5-snippet.js';
+import { evaluateRow, evaluateTokenizedRow, tokenCount } from '../../src/search/fts5-match.js';
 import { parseQuery } from '../../src/search/query.js';
 import { unicode61Tokens } from '../../src/search/tokenize.js';
 import { fts5Match } from '../../src/sql/fts5.js';

@@ -11,13 +11,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planSearch } from '../../src/repos/search.js';
-import {
-  SNIPPET_FULL_CHARS,
-  SNIPPET_SCAN_CHARS,
-  fts5Snippet,
-  fts5SnippetFull,
-  matchingInstances,
-} from '../../src/search/fts5-snippet.js';
+import { matchingInstances } from '../../src/search/fts5-match.js';
+import { SNIPPET_FULL_CHARS, SNIPPET_SCAN_CHARS, fts5Snippet, fts5SnippetFull } from '../../src/search/fts5-snippet.js';
 import { type QueryMode, type QueryNode, parseQuery } from '../../src/search/query.js';
 import { sanitizeFts5Query } from '../../src/search/sanitize.js';
 import { phraseTokens, trigramTokens, unicode61Tokens } from '../../src/search/tokenize.js';
