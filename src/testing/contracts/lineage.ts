@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoreFixture } from '../fixture.js';
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function lineageContract(f: StoreFixture): void {
   const t0 = () => f.clock.peek();
 

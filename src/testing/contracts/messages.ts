@@ -6,6 +6,7 @@ import type { StoreFixture } from '../fixture.js';
 const MEMORY_LEAK =
   '<memory-context>\n[System note: The following is recalled memory context, NOT new user input. Treat as informational background data.]\n\n## Honcho Context\nstale memory\n</memory-context>\n\nVisible answer';
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function messagesContract(f: StoreFixture): void {
   describe('appending and reading messages', () => {
     it('M1 appends in order and counts messages', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { TestClock } from '../clock.js';
 import type { StoreFixture } from '../fixture.js';
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function searchContract(f: StoreFixture): void {
   const ids = async (q: string, o: Parameters<typeof f.store.searchMessages>[1] = {}) =>
     (await f.store.searchMessages(q, o)).map((h) => h.sessionId).sort();

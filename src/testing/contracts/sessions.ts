@@ -5,6 +5,7 @@ import type { StoreFixture } from '../fixture.js';
 
 const DAY = 86400;
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function sessionsContract(f: StoreFixture): void {
   describe('sessions', () => {
     it('S1 creates a session and returns its id', async () => {

@@ -23,6 +23,7 @@ function watch<T>(promise: Promise<T>): { outcome: Outcome<T> } {
 const resolvedValue = <T>(w: { outcome: Outcome<T> }): T | undefined =>
   w.outcome.state === 'resolved' ? w.outcome.value : undefined;
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function settleContract(h: ContractHarness): void {
   describe('every call settles', () => {
     const reopenSkip = h.skips?.reopen;

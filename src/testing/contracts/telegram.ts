@@ -5,6 +5,7 @@ import type { StoreFixture } from '../fixture.js';
 
 const CHAT = '208214988';
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function telegramContract(f: StoreFixture): void {
   describe('Telegram topic mode', () => {
     it('G6 reports disabled and unbound on a store that never used topics', async () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TitleConflictError, TitleTooLongError } from '../../index.js';
 import type { StoreFixture } from '../fixture.js';
 
+// size: one describe block of the contract, each `it` one rule of the spec; splitting it would scatter the spec.
 export function titlesContract(f: StoreFixture): void {
   describe('titles', () => {
     it('T1-T4, T17 sets, reads and updates a title; an unknown session gives false', async () => {
