@@ -16,7 +16,7 @@ import { SqliteDialect } from './db/sqlite/dialect.js';
 import { adoptSqlite, applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
 import { missingSearchStructuresError } from './db/search-structures.js';
 import { type ClassifiedTarget, type StoreTarget, classifyTarget, describeClient } from './db/targets.js';
-import { parseStoreUrl, redactUrl } from './db/url.js';
+import { type StoreLocation, parseStoreUrl, redactUrl } from './db/url.js';
 import { DatabaseError, ValidationError } from './errors.js';
 import { type AnySessionStore, SessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
@@ -158,128 +158,12 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
   const clock = userClock ? () => userClock() : nowEpochSeconds;
   if (opts.mustExist && location) assertLocationExists(location);
 
-  let store: AnySessionStore;
-  let backend: SqliteBackend | PgBackend | MysqlBackend;
-  if (location?.backend === 'mysql') {
-    if (opts.schema !== undefined)
-      throw new ValidationError(
-        'options.schema',
-        'a Postgres option; a MySQL store is one database (name it in the URL)',
-      );
-    if (opts.readonly) throw new ValidationError('options.readonly', 'an SQLite option; use a read-only MySQL user');
-    // Loaded on demand: mysql2 stays out of SQLite and Postgres users' processes.
-    const [{ openMysql }, { MysqlBackend: Backend }, { MysqlDialect }] = await Promise.all([
-      import('./db/mysql/open.js'),
-      import('./db/mysql/backend.js'),
-      import('./db/mysql/dialect.js'),
-    ]);
-    const opened = await openMysql(location.url, {
-      poolSize: opts.poolSize,
-      connectTimeoutSeconds: opts.connectTimeoutSeconds,
-    });
-    const mysql = new Backend({
-      url: redactUrl(location.url),
-      opened,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('mysql'),
-    });
-    backend = mysql;
-    store = new SessionStore<'mysql'>(mysql, new MysqlDialect(opened), clock, opts.searchRankWindow);
-  } else if (location?.backend === 'sqlite' || classified.kind === 'sqlite') {
-    // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
-    if (opts.schema !== undefined)
-      throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
-    // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
-    // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
-    const openBusyTimeoutMs = Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS);
-    let sqlite: SqliteBackend;
-    if (classified.kind === 'sqlite') {
-      const client = classified.client;
-      const where = describeClient(classified);
-      if (opts.readonly && !client.readonly) {
-        throw new ValidationError(
-          'options.readonly',
-          'the Database passed in is writable: open it with new Database(file, { readonly: true })',
-        );
-      }
-      opts.readonly = client.readonly;
-      const previousBusyTimeout = adoptSqlite(client, where, {
-        busyTimeoutMs: openBusyTimeoutMs,
-        synchronous: opts.synchronous,
-      });
-      sqlite = new SqliteBackend({
-        url: where,
-        client,
-        journalMode: opts.journalMode,
-        migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-        writeDeadlineMs: opts.writeDeadlineMs,
-        adopted: { busyTimeoutMs: previousBusyTimeout },
-      });
-    } else {
-      const { path, memory } = location as Extract<typeof location, { backend: 'sqlite' }>;
-      const client = openSqlite(path, memory, {
-        busyTimeoutMs: openBusyTimeoutMs,
-        synchronous: opts.synchronous,
-        readonly: opts.readonly && !memory,
-        mustExist: opts.mustExist,
-      });
-      sqlite = new SqliteBackend({
-        url: memory ? 'sqlite::memory:' : `sqlite:${path}`,
-        client,
-        journalMode: opts.journalMode,
-        migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-        writeDeadlineMs: opts.writeDeadlineMs,
-      });
-    }
-    backend = sqlite;
-    store = new SessionStore<'sqlite'>(
-      sqlite,
-      new SqliteDialect(sqlite.client, opts.writeDeadlineMs),
-      clock,
-      opts.searchRankWindow,
-    );
-  } else {
-    const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
-    let url: string;
-    let driver: 'postgres' | 'pglite';
-    let opened: OpenedPg;
-    if (classified.kind === 'postgres') {
-      url = describeClient(classified);
-      driver = 'postgres';
-      opened = await adoptPostgres(classified.client, url, schema);
-    } else if (classified.kind === 'pglite') {
-      url = describeClient(classified);
-      driver = 'pglite';
-      // Loaded on demand: the WASM package stays out of SQLite and server users' processes.
-      const { adoptPglite } = await import('./db/pg/pglite.js');
-      opened = await adoptPglite(classified.client, url, schema);
-    } else if (location?.backend === 'postgres') {
-      url = redactUrl(location.url);
-      driver = 'postgres';
-      opened = await openPostgres(location.url, {
-        poolSize: opts.poolSize,
-        connectTimeoutSeconds: opts.connectTimeoutSeconds,
-        ssl: opts.ssl,
-        statementTimeoutMs: opts.statementTimeoutMs,
-        schema,
-      });
-    } else {
-      const { dataDir } = location as Extract<typeof location, { backend: 'pglite' }>;
-      url = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
-      driver = 'pglite';
-      const { openPglite } = await import('./db/pg/pglite.js');
-      opened = await openPglite(dataDir, schema);
-    }
-    const pg = new PgBackend({
-      url,
-      driver,
-      opened,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-      allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
-      schema,
-    });
-    backend = pg;
-    store = new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow);
-  }
+  const { backend, store } =
+    location?.backend === 'mysql'
+      ? await openMysqlStore(location, opts, clock)
+      : location?.backend === 'sqlite' || classified.kind === 'sqlite'
+        ? openSqliteStore(classified, location, opts, clock)
+        : await openPgStore(classified, location, opts, clock);
 
   try {
     // A server database, or a client the app passed, always "exists": the test is whether it holds a store.
@@ -309,4 +193,151 @@ async function checkSearchStructures(
   const error = missingSearchStructuresError(backend.url, backend.dialect, missing);
   if (!allowMissing) throw error;
   process.emitWarning(error.message, { code: 'HERMES_SESSIONDB_MISSING_SEARCH_STRUCTURES' });
+}
+
+type ParsedOptions = z.output<typeof openStoreOptionsSchema>;
+type Clock = () => number;
+type Opened = { backend: SqliteBackend | PgBackend | MysqlBackend; store: AnySessionStore };
+
+/** A MySQL/MariaDB store from its URL. */
+async function openMysqlStore(
+  location: Extract<StoreLocation, { backend: 'mysql' }>,
+  opts: ParsedOptions,
+  clock: Clock,
+): Promise<Opened> {
+  if (opts.schema !== undefined)
+    throw new ValidationError(
+      'options.schema',
+      'a Postgres option; a MySQL store is one database (name it in the URL)',
+    );
+  if (opts.readonly) throw new ValidationError('options.readonly', 'an SQLite option; use a read-only MySQL user');
+  // Loaded on demand: mysql2 stays out of SQLite and Postgres users' processes.
+  const [{ openMysql }, { MysqlBackend: Backend }, { MysqlDialect }] = await Promise.all([
+    import('./db/mysql/open.js'),
+    import('./db/mysql/backend.js'),
+    import('./db/mysql/dialect.js'),
+  ]);
+  const opened = await openMysql(location.url, {
+    poolSize: opts.poolSize,
+    connectTimeoutSeconds: opts.connectTimeoutSeconds,
+  });
+  const mysql = new Backend({
+    url: redactUrl(location.url),
+    opened,
+    migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('mysql'),
+  });
+  return {
+    backend: mysql,
+    store: new SessionStore<'mysql'>(mysql, new MysqlDialect(opened), clock, opts.searchRankWindow),
+  };
+}
+
+/** An SQLite store: a file or memory URL, or the app's better-sqlite3 Database. */
+function openSqliteStore(
+  classified: ClassifiedTarget,
+  location: StoreLocation | undefined,
+  opts: ParsedOptions,
+  clock: Clock,
+): Opened {
+  // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
+  if (opts.schema !== undefined)
+    throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
+  // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
+  // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
+  const openBusyTimeoutMs = Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS);
+  let sqlite: SqliteBackend;
+  if (classified.kind === 'sqlite') {
+    const client = classified.client;
+    const where = describeClient(classified);
+    if (opts.readonly && !client.readonly) {
+      throw new ValidationError(
+        'options.readonly',
+        'the Database passed in is writable: open it with new Database(file, { readonly: true })',
+      );
+    }
+    opts.readonly = client.readonly;
+    const previousBusyTimeout = adoptSqlite(client, where, {
+      busyTimeoutMs: openBusyTimeoutMs,
+      synchronous: opts.synchronous,
+    });
+    sqlite = new SqliteBackend({
+      url: where,
+      client,
+      journalMode: opts.journalMode,
+      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
+      writeDeadlineMs: opts.writeDeadlineMs,
+      adopted: { busyTimeoutMs: previousBusyTimeout },
+    });
+  } else {
+    const { path, memory } = location as Extract<typeof location, { backend: 'sqlite' }>;
+    const client = openSqlite(path, memory, {
+      busyTimeoutMs: openBusyTimeoutMs,
+      synchronous: opts.synchronous,
+      readonly: opts.readonly && !memory,
+      mustExist: opts.mustExist,
+    });
+    sqlite = new SqliteBackend({
+      url: memory ? 'sqlite::memory:' : `sqlite:${path}`,
+      client,
+      journalMode: opts.journalMode,
+      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
+      writeDeadlineMs: opts.writeDeadlineMs,
+    });
+  }
+  const store = new SessionStore<'sqlite'>(
+    sqlite,
+    new SqliteDialect(sqlite.client, opts.writeDeadlineMs),
+    clock,
+    opts.searchRankWindow,
+  );
+  return { backend: sqlite, store };
+}
+
+/** A Postgres store: a server URL or the app's postgres.js client, a PGlite URL or the app's PGlite instance. */
+async function openPgStore(
+  classified: ClassifiedTarget,
+  location: StoreLocation | undefined,
+  opts: ParsedOptions,
+  clock: Clock,
+): Promise<Opened> {
+  const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
+  let url: string;
+  let driver: 'postgres' | 'pglite';
+  let opened: OpenedPg;
+  if (classified.kind === 'postgres') {
+    url = describeClient(classified);
+    driver = 'postgres';
+    opened = await adoptPostgres(classified.client, url, schema);
+  } else if (classified.kind === 'pglite') {
+    url = describeClient(classified);
+    driver = 'pglite';
+    // Loaded on demand: the WASM package stays out of SQLite and server users' processes.
+    const { adoptPglite } = await import('./db/pg/pglite.js');
+    opened = await adoptPglite(classified.client, url, schema);
+  } else if (location?.backend === 'postgres') {
+    url = redactUrl(location.url);
+    driver = 'postgres';
+    opened = await openPostgres(location.url, {
+      poolSize: opts.poolSize,
+      connectTimeoutSeconds: opts.connectTimeoutSeconds,
+      ssl: opts.ssl,
+      statementTimeoutMs: opts.statementTimeoutMs,
+      schema,
+    });
+  } else {
+    const { dataDir } = location as Extract<typeof location, { backend: 'pglite' }>;
+    url = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
+    driver = 'pglite';
+    const { openPglite } = await import('./db/pg/pglite.js');
+    opened = await openPglite(dataDir, schema);
+  }
+  const pg = new PgBackend({
+    url,
+    driver,
+    opened,
+    migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
+    allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
+    schema,
+  });
+  return { backend: pg, store: new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow) };
 }
