@@ -3,6 +3,7 @@
  * arguments become an options object), over repositories that are reachable directly as well
  * (`store.sessions`, `store.messages`, …). Every public input is validated here, before any database work.
  */
+// size: the facade is one short delegating method, with its doc, per method of the contract.
 import type { MessageContentInput } from './codecs/content.js';
 import { constraintViolation } from './db/constraint.js';
 import { CallGate, trackedRepository } from './db/ops.js';

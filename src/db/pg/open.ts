@@ -2,6 +2,7 @@
  * Opening a PostgreSQL store: a postgres.js pool for a server, or PGlite (embedded, WASM) with pg_trgm.
  * Both are reached through Drizzle's PgDatabase, so repositories see one type.
  */
+// size: opening a pool, adopting an app's client, and following a connection through its transactions belong together.
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect as DrizzlePgCompiler, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
@@ -285,6 +286,7 @@ function watchConnection(): {
  * is simply never used again (postgres.js takes a closed connection back into its pool by itself) and the
  * client is never ended.
  */
+// size: one closure over the pool, its lost connections and its recreation: split, each part would need them all.
 function poolSession(
   initial: postgres.Sql,
   recreate: (() => postgres.Sql) | undefined,

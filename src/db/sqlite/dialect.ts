@@ -2,6 +2,7 @@
  * SQLite slots. Queries compile through compile.ts (Drizzle's compiler is the reference) and run as cached better-sqlite3
  * prepared statements; operations run synchronously inside one transaction.
  */
+// size: SQLite's SQL spelling and its execution (the one ordered write queue, group commit, worker jobs) in one class, until issue 26 splits Dialect into the two.
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { activityInSessions } from '../../sql/activity.js';
 import { type SQL, sql } from 'drizzle-orm';
