@@ -97,7 +97,7 @@ export { SqliteBackend, type SqliteDb, type SqliteSchema } from './db/sqlite/bac
 export { PgBackend } from './db/pg/backend.js';
 export { MysqlBackend } from './db/mysql/backend.js';
 export type { PgDb, PgSchema } from './db/pg/open.js';
-export type { Dialect, MigrationReport, MigrationStatus } from './db/migrations.js';
+export type { Dialect, DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
 export { migrationsFolder } from './migrations-folder.js';
 export type { SchemaInfo, ColumnInfo, IndexInfo, ForeignKeyInfo } from './db/introspect.js';
 export { parseStoreUrl, redactUrl, type StoreLocation } from './db/url.js';

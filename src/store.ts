@@ -9,7 +9,7 @@ import { constraintViolation } from './db/constraint.js';
 import { CallGate, trackedRepository } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
-import type { Dialect as DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
+import type { DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
 import type { MysqlBackend } from './db/mysql/backend.js';
 import type { PgBackend } from './db/pg/backend.js';
 import type { SqliteBackend } from './db/sqlite/backend.js';

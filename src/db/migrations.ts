@@ -15,7 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MigrationError } from '../errors.js';
 
-export type Dialect = 'sqlite' | 'pg' | 'mysql';
+/** Every engine family this package ships migrations for: the one list of their names. */
+export const DIALECT_NAMES = ['sqlite', 'pg', 'mysql'] as const;
+/** An engine family's name: `store.dialect`, a migrations folder under `drizzle/`. */
+export type DialectName = (typeof DIALECT_NAMES)[number];
+/** The same union under the name it was first exported as. */
+export type Dialect = DialectName;
 
 /** Our migration history table (SQLite: in `main`; Postgres: see pgHistoryLocation). */
 export const HISTORY_TABLE = '__hermes_sessiondb_migrations';

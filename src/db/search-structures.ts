@@ -8,6 +8,7 @@
 import { sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import { MigrationError } from '../errors.js';
+import type { DialectName } from './migrations.js';
 import type { PgExecutor } from './pg/open.js';
 import { rowsOf } from './pg/open.js';
 
@@ -112,7 +113,7 @@ export async function missingPgSearchStructures(
 /** The MigrationError for a store whose migration history records search structures that are not there. */
 export function missingSearchStructuresError(
   where: string,
-  dialect: 'sqlite' | 'pg' | 'mysql',
+  dialect: DialectName,
   missing: readonly MissingStructure[],
 ): MigrationError {
   const list = missing.map(

@@ -60,7 +60,7 @@ describe('the packed package installed into an app', () => {
       expect(report.badDialect).toEqual({
         validation: true,
         field: 'dialect',
-        message: 'Invalid dialect: must be "pg" or "sqlite", got "mysql"',
+        message: 'Invalid dialect: must be one of "sqlite", "pg", "mysql", got "oracle"',
       });
     },
     TIMEOUT,
