@@ -15,7 +15,7 @@ import { type Op, changes, exec, rows } from '../db/ops.js';
 import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
 import { type RowEvaluation, rowEvaluator, tokenCount } from '../search/fts5-match.js';
 import type { Phrase, QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../search/snippet.js';
 import { containsPattern } from './like.js';
 import type { TableNames } from './tables.js';
 

@@ -10,7 +10,7 @@ import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js'
 import { type Op, rows } from '../db/ops.js';
 import { bm25Score } from '../search/bm25.js';
 import type { QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../search/snippet.js';
 import { PostingsCompiler, prefixTerms } from './pg-postings.js';
 import { containsPattern } from './like.js';
 import type { PgNames } from './tables.js';
