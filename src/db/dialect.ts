@@ -161,7 +161,7 @@ export interface Dialect {
   /**
    * bulkInsert into messages for an import or copy page, with the structures derived from messages that are
    * cheaper built once at the end held off (SQLite: the FTS5 and session-activity insert triggers, inside this
-   * transaction only; sql/sqlite-derived.ts). The rows lack them until `buildDeferredChunk` covers their ids.
+   * transaction only; db/sqlite/deferred-triggers.ts). The rows lack them until `buildDeferredChunk` covers their ids.
    */
   bulkInsertMessages(
     columns: readonly BulkColumn[],

@@ -18,7 +18,15 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script|query)\(\s*`(?:[^`\\]|\\.)*\$\{/g;
 
 /** One engine's SQL fragments, kept in that engine's folder: exempt as src/sql/ is. */
-const SQL_FILES = new Set(['db/pg/search.ts', 'db/pg/postings.ts', 'db/pg/append-statement.ts', 'db/mysql/search.ts']);
+const SQL_FILES = new Set([
+  'db/pg/search.ts',
+  'db/pg/postings.ts',
+  'db/pg/append-statement.ts',
+  'db/mysql/search.ts',
+  'db/sqlite/search.ts',
+  'db/sqlite/content-expressions.ts',
+  'db/sqlite/deferred-triggers.ts',
+]);
 
 const ALLOWED: Record<string, { count: number; why: string }> = {
   'db/sqlite/dialect.ts': {

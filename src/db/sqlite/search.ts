@@ -3,12 +3,12 @@
  * two FTS5 tables (messages_fts: unicode61 words; messages_fts_trigram: substrings).
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { rows } from '../db/ops.js';
-import type { QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_READ_CHARS } from '../search/snippet.js';
-import { containsPattern } from './like.js';
-import { sqliteContentText } from './sqlite-content.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
+import { rows } from '../ops.js';
+import type { QueryNode } from '../../search/query.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
+import { containsPattern } from '../../sql/like.js';
+import { sqliteContentText } from './content-expressions.js';
 
 /** The MATCH expression for a parsed query: every phrase quoted, every operator explicit and grouped. */
 export function fts5Match(node: QueryNode): string {
