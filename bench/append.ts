@@ -12,7 +12,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { pythonJsonDumps } from '../src/codecs/python-json.js';
 import { type SessionStore, openStore } from '../src/index.js';
-import { pgAppendStatements } from '../src/sql/pg-append.js';
+import { pgAppendStatements } from '../src/db/pg/append-statement.js';
 import { pgNames } from '../src/sql/tables.js';
 
 export interface BenchRow {
@@ -270,7 +270,7 @@ async function sqliteFloors(dir: string, n: number): Promise<BenchRow[]> {
 const PG_POOL = 10;
 
 /**
- * appendMessage on Postgres against the raw driver sending the very same statement (sql/pg-append.ts: one
+ * appendMessage on Postgres against the raw driver sending the very same statement (db/pg/append-statement.ts: one
  * UPDATE … RETURNING feeding INSERT … SELECT, a named prepared statement, bare parameters): one caller, and 16
  * callers at once (raw: 16 concurrent statements over a pool of the same size, each its own commit, grouped by
  * the server; ours may group them itself). PGlite the same way, raw being PGlite's own query().
@@ -403,7 +403,7 @@ function mysqlRawParams(session: string, i: number): unknown[] {
 /** The append statement's text (default schema), as the store sends it. */
 const APPEND_ONE = pgAppendStatements(pgNames()).one;
 
-/** The statement's bare parameters as an app would pass them (sql/pg-append.ts numbers them). */
+/** The statement's bare parameters as an app would pass them (db/pg/append-statement.ts numbers them). */
 function rawAppendParams(session: string, i: number): unknown[] {
   const calls = i % 4 === 1 ? TOOL_CALLS : null;
   const role = i % 2 ? 'assistant' : 'user';

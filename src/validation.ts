@@ -4,7 +4,7 @@
  *
  * Text rules shared by every backend. Identifiers (ids, sources, roles, keys, titles) must be well-formed
  * Unicode and free of NUL. Free text (message fields, system prompts) and every string in a JSON payload
- * are never refused: NUL is stored as it is (escaped on Postgres, see codecs/pg-text.ts), and a lone
+ * are never refused: NUL is stored as it is (escaped on Postgres, see db/pg/nul-escape.ts), and a lone
  * surrogate, which UTF-8 cannot carry, becomes U+FFFD.
  */
 import { z } from 'zod';

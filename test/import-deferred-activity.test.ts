@@ -1,6 +1,6 @@
 /**
  * An import into SQLite holds off the session-activity insert triggers of drizzle/sqlite/0005 with the FTS5
- * ones and rebuilds sessions.last_message_at / chain_last_active at the end (sql/sqlite-derived.ts). These
+ * ones and rebuilds sessions.last_message_at / chain_last_active at the end (db/sqlite/deferred-triggers.ts). These
  * tests prove the values end as the per-row triggers leave them (a reference store filled through the
  * triggers) and as 0005's own backfill defines them, on compression chains that run from sessions the store
  * already held through imported ones, and with messages older than their session's start (the trigger

@@ -1,6 +1,6 @@
 /**
  * An import into SQLite writes its pages with the FTS5 (and session-activity) insert triggers held off and
- * builds both FTS5 indexes and sessions' activity values once at the end (sql/sqlite-derived.ts). These tests prove the indexes end exactly as the triggers would
+ * builds both FTS5 indexes and sessions' activity values once at the end (db/sqlite/deferred-triggers.ts). These tests prove the indexes end exactly as the triggers would
  * have written them, that no row written by anyone else meanwhile loses its entry, and that an import
  * interrupted between its pages and the build is completed by running it again.
  */

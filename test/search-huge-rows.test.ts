@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pastedLog } from '../bench/search.js';
 import { createHermesStateDb } from '../examples/hermes-state-db.js';
 import type { SessionStore } from '../src/index.js';
-import { SNIPPET_HEAD_CHARS } from '../src/sql/fts5.js';
+import { SNIPPET_HEAD_CHARS } from '../src/search/snippet.js';
 import {
   type AnyHarness,
   pgliteHarness,

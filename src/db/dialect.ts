@@ -79,7 +79,7 @@ export interface ValueDecoders {
   timeOrNull(value: unknown): number | null;
   /** Parsed JSON from a JSON column (TEXT on SQLite, jsonb on Postgres). */
   json(value: unknown): JsonValue | null;
-  /** A free-text column as written (Postgres stores NUL escaped: codecs/pg-text.ts); null stays null. */
+  /** A free-text column as written (Postgres stores NUL escaped: db/pg/nul-escape.ts); null stays null. */
   freeText(value: unknown): string | null;
   /** JSON text read with `storedJson` as Hermes stores it (NUL spelled \u0000); null stays null. */
   jsonText(value: unknown): string | null;
@@ -161,7 +161,7 @@ export interface Dialect {
   /**
    * bulkInsert into messages for an import or copy page, with the structures derived from messages that are
    * cheaper built once at the end held off (SQLite: the FTS5 and session-activity insert triggers, inside this
-   * transaction only; sql/sqlite-derived.ts). The rows lack them until `buildDeferredChunk` covers their ids.
+   * transaction only; db/sqlite/deferred-triggers.ts). The rows lack them until `buildDeferredChunk` covers their ids.
    */
   bulkInsertMessages(
     columns: readonly BulkColumn[],

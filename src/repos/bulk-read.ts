@@ -39,7 +39,7 @@ const SESSION_PLAIN = [
   'handoff_platform',
   'handoff_error',
 ];
-/** Free text, which Postgres stores escaped (codecs/pg-text.ts) and Hermes' form holds as it is. */
+/** Free text, which Postgres stores escaped (db/pg/nul-escape.ts) and Hermes' form holds as it is. */
 const SESSION_FREE = ['system_prompt'];
 const MESSAGE_FREE = ['tool_call_id', 'tool_name', 'finish_reason', 'reasoning', 'reasoning_content'];
 const MESSAGE_JSON = ['tool_calls', 'reasoning_details', 'codex_reasoning_items', 'codex_message_items'];

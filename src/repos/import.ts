@@ -334,7 +334,7 @@ export class ImportRepo {
   }
 
   /**
-   * Build what insertMessages held off (sql/sqlite-derived.ts) for the messages with `firstId <= id <= lastId`
+   * Build what insertMessages held off (db/sqlite/deferred-triggers.ts) for the messages with `firstId <= id <= lastId`
    * that lack it: a chunk of rows per transaction, off the event loop, so other writers wait for one chunk at
    * most. Idempotent: after an interrupted import, running it again over the same ids adds what is missing.
    */

@@ -1,6 +1,6 @@
 /**
  * FTS5's bm25() (sqlite ext/fts5/fts5_aux.c), for backends that have no FTS5: the same phrases and the same
- * arithmetic, so Postgres ranks as SQLite does (pg-postings.ts supplies FTS5's phrase frequencies, and runs
+ * arithmetic, so Postgres ranks as SQLite does (db/pg/postings.ts supplies FTS5's phrase frequencies, and runs
  * this arithmetic in SQL too). k1 = 1.2, b = 0.75; more negative is better; ties are broken by id ascending,
  * as FTS5's sorter leaves them.
  */

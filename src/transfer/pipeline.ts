@@ -30,7 +30,7 @@ export interface TransferOptions {
   onConflict?: 'refuse' | 'keep-target';
   /**
    * NUL characters (U+0000) on their way into Postgres, whose text cannot hold them: 'keep' (default:
-   * message fields, system prompts and JSON are stored exactly, escaped as codecs/pg-text.ts says; NUL in
+   * message fields, system prompts and JSON are stored exactly, escaped as db/pg/nul-escape.ts says; NUL in
    * an identifier or label, such as a session id or a source, refuses the transfer), 'replace' (each NUL
    * becomes U+FFFD, counted in the report) or 'refuse' (any NUL: an error naming the rows, nothing written).
    * SQLite targets keep NUL as it is whatever the option.

@@ -1,7 +1,8 @@
 /** The Hermes v11 schema as the Python reference creates it, built from the DDL quoted in the spec. */
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import { type SchemaInfo, introspectSqlite } from '../../src/db/introspect.js';
+import type { SchemaInfo } from '../../src/db/introspect.js';
+import { introspectSqlite } from '../../src/db/sqlite/introspect.js';
 
 export const HERMES_V11_DDL = fs.readFileSync(new URL('../fixtures/hermes-v11-schema.sql', import.meta.url), 'utf8');
 

@@ -1,5 +1,5 @@
 /**
- * Postgres appendMessage sends one prepared statement (sql/pg-append.ts) instead of the generic operation
+ * Postgres appendMessage sends one prepared statement (db/pg/append-statement.ts) instead of the generic operation
  * (sql/messages.ts appendMessageOp: UPDATE, then INSERT, in a transaction). Both must write the same row and
  * move the same counters: checked here column by column (every column, the generated search columns and the
  * postings the triggers maintain included) for plain and structured content, NUL and U+FFFF, reasoning
@@ -21,7 +21,7 @@ import type { AppendedMessage } from '../../src/db/dialect.js';
 import { PgDialect } from '../../src/db/pg/dialect.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { appendMessageOp } from '../../src/sql/messages.js';
-import { pgAppendStatements } from '../../src/sql/pg-append.js';
+import { pgAppendStatements } from '../../src/db/pg/append-statement.js';
 import { AppendQueue } from '../../src/db/pg/append-queue.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from '../backends.js';
 

@@ -17,7 +17,7 @@ import {
   planSearch,
   verifyStores,
 } from '../../src/index.js';
-import { tsqueryText } from '../../src/sql/pg-search.js';
+import { tsqueryText } from '../../src/db/pg/search.js';
 import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';

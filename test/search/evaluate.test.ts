@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { evaluateRow, evaluateTokenizedRow, tokenCount } from '../../src/search/fts5-match.js';
 import { parseQuery } from '../../src/search/query.js';
 import { unicode61Tokens } from '../../src/search/tokenize.js';
-import { fts5Match } from '../../src/sql/fts5.js';
+import { fts5Match } from '../../src/db/sqlite/search.js';
 
 const WORDS = ['alpha', 'Alpha', 'ALPHA', 'alp', 'beta', 'be', 'x1', '1x', 'a', 'gamma', 'alphabet'];
 const ACCENTED = ['álpha', 'BÉTA', 'naïve', 'straße', '日本語', 'ωmega'];

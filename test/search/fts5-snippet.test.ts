@@ -16,7 +16,7 @@ import { SNIPPET_FULL_CHARS, SNIPPET_SCAN_CHARS, fts5Snippet, fts5SnippetFull } 
 import { type QueryMode, type QueryNode, parseQuery } from '../../src/search/query.js';
 import { sanitizeFts5Query } from '../../src/search/sanitize.js';
 import { phraseTokens, trigramTokens, unicode61Tokens } from '../../src/search/tokenize.js';
-import { fts5Match } from '../../src/sql/fts5.js';
+import { fts5Match } from '../../src/db/sqlite/search.js';
 
 const db = new Database(':memory:');
 db.exec(`CREATE VIRTUAL TABLE t USING fts5(content);

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseQuery, sanitizeFts5Query } from '../../src/index.js';
-import { fts5Match } from '../../src/sql/fts5.js';
+import { fts5Match } from '../../src/db/sqlite/search.js';
 
 const db = new Database(':memory:');
 db.exec("CREATE VIRTUAL TABLE w USING fts5(content); CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')");

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MigrationError, type SqliteBackend, openStore } from '../../src/index.js';
-import { introspectSqlite } from '../../src/db/introspect.js';
+import { introspectSqlite } from '../../src/db/sqlite/introspect.js';
 import { sqliteFileHarness, sqliteMemoryHarness } from '../backends.js';
 import { copyFixture, sha256, sharedFixture } from '../helpers/fixtures.js';
 import { HERMES_FTS_TABLES, HERMES_FTS_TRIGGERS, HERMES_V11_DDL, hermesV11Schema } from '../helpers/hermes-schema.js';

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend.js';
-import { introspectMysql } from '../introspect.js';
+import { introspectMysql } from './introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migrateMysql, mysqlMigrationStatus } from './migrate.js';
 import type { OpenedMysql } from './open.js';

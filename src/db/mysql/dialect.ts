@@ -14,7 +14,7 @@ import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { DatabaseError, SessionNotFoundError, ValidationError, rethrowAsDatabaseError } from '../../errors.js';
 import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
-import { mysqlSearch } from '../../sql/mysql-search.js';
+import { mysqlSearch } from './search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { sqliteTableNames } from '../../sql/tables.js';

@@ -9,8 +9,8 @@
  * it is queued (dialect.ts). A batch is atomic: when it fails (and its connection did not), nothing was
  * written, and each of its appends is sent again alone, so only a failing one fails.
  */
-import type { PgAppendStatements } from '../../sql/pg-append.js';
-import { SESSION_PARAM } from '../../sql/pg-append.js';
+import type { PgAppendStatements } from './append-statement.js';
+import { SESSION_PARAM } from './append-statement.js';
 import { connectionLost } from './open.js';
 
 type Rows = Array<Record<string, unknown>>;

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Backend, DriverName } from '../backend.js';
-import { introspectPg } from '../introspect.js';
+import { introspectPg } from './introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';

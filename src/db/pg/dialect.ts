@@ -5,7 +5,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { activityInSessions } from '../../sql/activity.js';
 import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructured } from '../../codecs/content.js';
-import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from '../../codecs/pg-text.js';
+import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from './nul-escape.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
 import type {
@@ -18,8 +18,8 @@ import type {
   WriteOptions,
 } from '../dialect.js';
 import { CallGate, WriteLanes, type Op, exec, insertedIds, tableOfRows } from '../ops.js';
-import { pgSearch } from '../../sql/pg-search.js';
-import { type PgAppendStatements, pgAppendStatements, pgParam } from '../../sql/pg-append.js';
+import { pgSearch } from './search.js';
+import { type PgAppendStatements, pgAppendStatements, pgParam } from './append-statement.js';
 import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
@@ -235,7 +235,7 @@ export class PgDialect implements Dialect {
       ELSE '' END`;
   };
   hasContent = (a: string) => sql.raw(`(${a}.content IS NOT NULL OR ${a}.content_json IS NOT NULL)`);
-  // Twice the characters: escaped NULs take two each (codecs/pg-text.ts), and the caller cuts after decoding.
+  // Twice the characters: escaped NULs take two each (nul-escape.ts), and the caller cuts after decoding.
   contentHead = (a: string, chars: number) =>
     sql`left(${sql.raw(a)}.content, ${chars * 2}::int) AS content, ${sql.raw(a)}.content_json`;
   contentLength = (a: string) =>
@@ -294,7 +294,7 @@ export class PgDialect implements Dialect {
   }
 
   /**
-   * One round trip: the append statement (sql/pg-append.ts) is atomic on its own, so it needs no BEGIN/COMMIT,
+   * One round trip: the append statement (append-statement.ts) is atomic on its own, so it needs no BEGIN/COMMIT,
    * and appends that queue up go together (append-queue.ts). Parameters are encoded now, before the lane
    * waits; the lane keeps one session's appends in request order.
    */

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import * as sqliteSchema from '../../schema/sqlite.js';
 import type { Backend } from '../backend.js';
-import { introspectSqlite } from '../introspect.js';
+import { introspectSqlite } from './introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { type MissingStructure, missingSqliteSearchStructures } from '../search-structures.js';
 import { retryWhileBusy } from './busy.js';

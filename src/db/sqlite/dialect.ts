@@ -7,7 +7,7 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { activityInSessions } from '../../sql/activity.js';
 import { type SQL, sql } from 'drizzle-orm';
 import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
-import { sqliteIsStructured, sqliteStructuredBody } from '../../sql/sqlite-content.js';
+import { sqliteIsStructured, sqliteStructuredBody } from './content-expressions.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
@@ -25,8 +25,8 @@ import {
   insertedIds,
   tableOfRows,
 } from '../ops.js';
-import { sqliteSearch } from '../../sql/fts5.js';
-import { buildDeferredChunk, withDeferredTriggers } from '../../sql/sqlite-derived.js';
+import { sqliteSearch } from './search.js';
+import { buildDeferredChunk, withDeferredTriggers } from './deferred-triggers.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';

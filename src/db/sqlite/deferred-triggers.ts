@@ -20,8 +20,8 @@
  *   right too. An interrupted import is finished by running it again: the same range, the missing entries.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { exec, first, rows } from '../db/ops.js';
-import type { Op } from '../db/ops.js';
+import { exec, first, rows } from '../ops.js';
+import type { Op } from '../ops.js';
 
 /** One derived structure of messages, maintained per row by `triggers`, built for a range by `build`. */
 interface DeferredStructure {

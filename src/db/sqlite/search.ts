@@ -3,11 +3,12 @@
  * two FTS5 tables (messages_fts: unicode61 words; messages_fts_trigram: substrings).
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { rows } from '../db/ops.js';
-import type { QueryNode } from '../search/query.js';
-import { containsPattern } from './like.js';
-import { sqliteContentText } from './sqlite-content.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
+import { rows } from '../ops.js';
+import type { QueryNode } from '../../search/query.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
+import { containsPattern } from '../../sql/like.js';
+import { sqliteContentText } from './content-expressions.js';
 
 /** The MATCH expression for a parsed query: every phrase quoted, every operator explicit and grouped. */
 export function fts5Match(node: QueryNode): string {
@@ -25,13 +26,6 @@ export function fts5Match(node: QueryNode): string {
 
 /** Rows up to this many bytes get FTS5's own snippet(); larger ones one computed from the head of their text. */
 export const NATIVE_SNIPPET_MAX_BYTES = 8192;
-/** How much of a huge row's text a snippet may look at (characters): bounded work whatever the row's size. */
-export const SNIPPET_HEAD_CHARS = 65_536;
-/**
- * What a pageText read sends of a huge row: the head plus one character, so that the reader learns whether
- * there is more without the database measuring the whole row (SQLite's length() walks all of a 1 MB text).
- */
-export const SNIPPET_HEAD_READ_CHARS = SNIPPET_HEAD_CHARS + 1;
 
 /**
  * A rowid bound as FTS5 must see it: better-sqlite3 binds a JS number as REAL, and FTS5 ignores a REAL rowid

@@ -10,7 +10,7 @@
  * NUL is, so the searchable words of a message do not change. Text without NUL or U+FFFF is stored as
  * it is, which is nearly all text: the encoders return their input untouched then.
  */
-import type { JsonValue } from './json.js';
+import type { JsonValue } from '../../codecs/json.js';
 
 const NUL = '\u0000';
 const ESC = '\uFFFF';

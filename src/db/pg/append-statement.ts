@@ -8,12 +8,12 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect as DrizzlePgCompiler } from 'drizzle-orm/pg-core';
-import { isStructured } from '../codecs/content.js';
-import { encodePgJsonText, encodePgText } from '../codecs/pg-text.js';
-import { epochSecondsToTimestamptz } from '../codecs/time.js';
-import type { AppendedMessage } from '../db/dialect.js';
-import { jsonIfTruthy } from './messages.js';
-import type { PgNames } from './tables.js';
+import { isStructured } from '../../codecs/content.js';
+import { encodePgJsonText, encodePgText } from './nul-escape.js';
+import { epochSecondsToTimestamptz } from '../../codecs/time.js';
+import type { AppendedMessage } from '../dialect.js';
+import { jsonIfTruthy } from '../../sql/messages.js';
+import type { PgNames } from '../../sql/tables.js';
 
 /** Parameter values as Postgres is sent them: the dialect's typed slots and the append statement share these. */
 export const pgParam = {

@@ -3,7 +3,7 @@
  * SQLite's text functions stop at the NUL, so both the test and the JSON body go through BLOB casts.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { STRUCTURED_PREFIX } from '../codecs/content.js';
+import { STRUCTURED_PREFIX } from '../../codecs/content.js';
 
 const PREFIX_HEX = Buffer.from(STRUCTURED_PREFIX, 'utf8').toString('hex').toUpperCase();
 const PREFIX_BYTES = STRUCTURED_PREFIX.length;

@@ -9,10 +9,10 @@
  * (the instances FTS5 reports for the row) and BM25 needs nothing else.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { type Op, allRows, rows } from '../db/ops.js';
-import { B, K1, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
-import type { Phrase, QueryNode } from '../search/query.js';
-import type { PgNames } from './tables.js';
+import { type Op, allRows, rows } from '../ops.js';
+import { B, K1, allPhrases, bm25Score, bm25Weights } from '../../search/bm25.js';
+import type { Phrase, QueryNode } from '../../search/query.js';
+import type { PgNames } from '../../sql/tables.js';
 
 /** A prefix with more words than this is read as one key range instead of word by word. */
 const MAX_PREFIX_TERMS = 1000;

@@ -10,14 +10,14 @@
  * test/mysql/search.test.ts.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { type Op, changes, exec, rows } from '../db/ops.js';
-import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../search/bm25.js';
-import { type RowEvaluation, rowEvaluator, tokenCount } from '../search/fts5-match.js';
-import type { Phrase, QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
-import { containsPattern } from './like.js';
-import type { TableNames } from './tables.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
+import { type Op, changes, exec, rows } from '../ops.js';
+import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../../search/bm25.js';
+import { type RowEvaluation, rowEvaluator, tokenCount } from '../../search/fts5-match.js';
+import type { Phrase, QueryNode } from '../../search/query.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
+import { containsPattern } from '../../sql/like.js';
+import type { TableNames } from '../../sql/tables.js';
 
 /** What the MySQL dialect lends its search statements. */
 export interface MysqlSearchHelpers {

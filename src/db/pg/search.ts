@@ -1,19 +1,19 @@
 /**
- * Postgres search statements: word queries over the postings (message_search_terms, see pg-postings.ts), ranked
+ * Postgres search statements: word queries over the postings (message_search_terms, see postings.ts), ranked
  * by FTS5's BM25 with message_search_stats' totals; substring queries as ILIKE predicates over
  * message_search_text() served by the pg_trgm index; Hermes' newest-first ILIKE scan for short CJK, narrowed
  * by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { timestamptzToEpochSeconds } from '../codecs/time.js';
-import type { MatchPath, SearchOrder, SearchStatements } from '../db/dialect.js';
-import { type Op, rows } from '../db/ops.js';
-import { bm25Score } from '../search/bm25.js';
-import type { QueryNode } from '../search/query.js';
-import { SNIPPET_HEAD_READ_CHARS } from './fts5.js';
-import { PostingsCompiler, prefixTerms } from './pg-postings.js';
-import { containsPattern } from './like.js';
-import type { PgNames } from './tables.js';
+import { timestamptzToEpochSeconds } from '../../codecs/time.js';
+import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
+import { type Op, rows } from '../ops.js';
+import { bm25Score } from '../../search/bm25.js';
+import type { QueryNode } from '../../search/query.js';
+import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
+import { PostingsCompiler, prefixTerms } from './postings.js';
+import { containsPattern } from '../../sql/like.js';
+import type { PgNames } from '../../sql/tables.js';
 
 /** message_search_text() of the row aliased m, called by its qualified name. */
 const searchText = (n: PgNames) => n.searchText(sql`m.content, m.content_json, m.tool_name, m.tool_calls`);
@@ -109,7 +109,7 @@ function* hitRows(n: PgNames, ids: number[]): Op<Array<Record<string, unknown>>>
 }
 
 /**
- * Word search ordered as FTS5 orders it, from the postings (pg-postings.ts). Relevance: BM25 over every match,
+ * Word search ordered as FTS5 orders it, from the postings (postings.ts). Relevance: BM25 over every match,
  * or over the newest `cap` when there are more, ties by id. Newest/oldest: by time, and within equal times by
  * BM25 then id; only rows sharing a timestamp with another row of the page need a score.
  */
