@@ -8,6 +8,7 @@ import type { MessageContent, MessageContentInput } from '../codecs/content.js';
 import type { JsonInput, JsonValue } from '../codecs/json.js';
 import type { BulkLimits } from './bulk-fit.js';
 import type { Op } from './ops.js';
+import type { DialectName } from './migrations.js';
 import type { QueryNode } from '../search/query.js';
 import type { KeptActivity } from '../sql/activity.js';
 import type { TableNames } from '../sql/tables.js';
@@ -128,7 +129,7 @@ export interface AppendedMessage {
 }
 
 export interface Dialect {
-  readonly name: 'sqlite' | 'pg' | 'mysql';
+  readonly name: DialectName;
   /** Our tables as runtime SQL names them: schema-qualified on Postgres (never through search_path), bare on SQLite. */
   readonly t: TableNames;
 

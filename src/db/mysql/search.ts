@@ -9,6 +9,7 @@
  * phrase's document count. What differs from SQLite is named in docs/schema.md (MySQL/MariaDB) and in
  * test/mysql/search.test.ts.
  */
+// size: MySQL's search is one closure over the engine's spelling: narrowing, FTS5's verdict and bm25 ranking read the same query plan.
 import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
 import { type Op, changes, exec, rows } from '../ops.js';
@@ -184,6 +185,7 @@ const WRITE_REFUSED = new Set([1142, 1143, 1290, 1792]);
 const writeRefused = (error: unknown) => WRITE_REFUSED.has((error as { errno?: unknown } | null)?.errno as number);
 
 /** The search statements over our tables. */
+// size: the search slots of MySQL in one closure, as the other engines' search files are: they share its helpers.
 export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSearchStatements {
   let bounds: TokenBounds | null = null;
   /** False once the server refused to store token counts (a user with SELECT only): they are counted here. */

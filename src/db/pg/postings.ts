@@ -8,6 +8,7 @@
  * a NOT, an OR branch that does not match the row. So the root relation holds FTS5's own phrase frequencies
  * (the instances FTS5 reports for the row) and BM25 needs nothing else.
  */
+// size: one compiler of the query AST to SQL over the postings: each node kind's relation, the merged scans and the ranking share its state.
 import { type SQL, sql } from 'drizzle-orm';
 import { type Op, allRows, rows } from '../ops.js';
 import { B, K1, allPhrases, bm25Score, bm25Weights } from '../../search/bm25.js';
