@@ -63,7 +63,11 @@ const listings = async (store: SessionStore) => ({
   byStart: (await store.listSessionsRich({ limit: -1 })).map((r) => [r.id, r.lineageRootId ?? null, r.lastActive]),
 });
 
-const harnesses: Harness[] = [sqliteFileHarness(), pgliteHarness(), await postgresHarness()];
+const harnesses: Array<Harness & { dialect: keyof typeof PREVIOUS }> = [
+  sqliteFileHarness() as Harness & { dialect: 'sqlite' },
+  pgliteHarness() as Harness & { dialect: 'pg' },
+  (await postgresHarness()) as Harness & { dialect: 'pg' },
+];
 const tmpDirs: string[] = [];
 afterAll(() => {
   for (const d of tmpDirs) fs.rmSync(d, { recursive: true, force: true });

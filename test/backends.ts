@@ -2,43 +2,51 @@
  * Test harnesses: one per backend, each able to hand out fresh, empty databases. The contract suite runs on
  * every harness; a harness lists the tests it cannot run, each with its reason (Drizzle's skip-list style).
  *
- * Real Postgres: DATABASE_URL (default postgres://root@127.0.0.1:5432/test) is the admin connection; each
- * fresh database is a new `CREATE DATABASE` on that server, dropped afterwards. Under CI=true an
- * unreachable server fails the run; elsewhere the Postgres tests are skipped with the reason printed.
+ * Real Postgres and MariaDB/MySQL: DATABASE_URL (default postgres://root@127.0.0.1:5432/test) and MYSQL_URL
+ * (default mysql://root@127.0.0.1:3306/test) are the admin connections; each fresh database is a new
+ * `CREATE DATABASE` on that server, dropped afterwards. Under CI=true an unreachable server fails the run;
+ * elsewhere that server's tests are skipped with the reason printed.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Connection as MysqlConnection } from 'mysql2/promise';
 import postgres from 'postgres';
 import { type OpenStoreOptions, openStore } from '../src/index.js';
 import { type ContractCapability, type ContractHarness, harnessAvailable } from '../src/testing/index.js';
 
-export type HarnessName = 'sqlite-file' | 'sqlite-memory' | 'pglite' | 'postgres' | 'pglite-schema' | 'postgres-schema';
+export type HarnessName =
+  | 'sqlite-file'
+  | 'sqlite-memory'
+  | 'pglite'
+  | 'postgres'
+  | 'pglite-schema'
+  | 'postgres-schema'
+  | 'mariadb';
 
-/** Capabilities some tests need; a harness without one names why in `skips`. */
-export type Capability = ContractCapability;
+/**
+ * Capabilities some tests need; a harness without one names why in `skips`. Beyond the exported contract's:
+ * what our migrator contract (test/contract/migrations.contract.ts) needs of a dialect.
+ */
+export type Capability =
+  | ContractCapability
+  /** A failed migration run is rolled back whole, DDL included. */
+  | 'transactional-ddl'
+  /** Version 0.1.0 shipped the dialect, so a store may hold its history in Drizzle's shared table. */
+  | 'legacy-history';
 
 /** A contract harness (hermes-sessiondb/testing) that also says which of our dialects it runs. */
 export interface Harness extends ContractHarness {
   name: HarnessName;
-  dialect: 'sqlite' | 'pg';
+  dialect: 'sqlite' | 'pg' | 'mysql';
   skips: Partial<Record<Capability, string>>;
   /** Postgres: the schema the harness's stores live in (absent: the default layout). */
   schema?: string;
 }
 
-/** The MariaDB/MySQL harness (test/helpers/mariadb.ts), for the suites that run every backend. */
-export interface MysqlHarness extends ContractHarness {
-  name: 'mariadb';
-  dialect: 'mysql';
-  skips: Partial<Record<Capability, string>>;
-}
-
-/** Any harness of ours. */
-export type AnyHarness = Harness | MysqlHarness;
-
 export const isCI = process.env.CI === 'true';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+export const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
 const tmpRoot = () => fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-test-'));
 
@@ -153,6 +161,65 @@ export async function postgresHarness(schema?: string): Promise<Harness> {
       admin = undefined;
       for (const name of created.splice(0)) await client.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
       await client.end({ timeout: 5 });
+    },
+  };
+}
+
+// Loaded on first use: most files that import the harnesses never touch MySQL.
+const loadMysql2 = () => import('mysql2/promise');
+
+/** Why the MariaDB/MySQL server cannot be used here, or undefined when it can. Fatal under CI=true. */
+export async function probeMysql(): Promise<string | undefined> {
+  const { default: mysql } = await loadMysql2();
+  try {
+    const c = await mysql.createConnection({ uri: MYSQL_URL, connectTimeout: 5000 });
+    await c.end();
+    return undefined;
+  } catch (error) {
+    const reason = `MySQL/MariaDB at ${MYSQL_URL.replace(/:[^@/:]*@/, ':***@')} is unreachable (${(error as Error).message})`;
+    if (isCI) throw new Error(`mandatory under CI=true: ${reason}`);
+    console.warn(`skipped: ${reason}. Start it (see README) or set MYSQL_URL.`);
+    return reason;
+  }
+}
+
+/** The MariaDB/MySQL server at MYSQL_URL: a fresh database per store. */
+export async function mariadbHarness(): Promise<Harness> {
+  const unavailable = await probeMysql();
+  const prefix = `hsdb_${process.pid}_${Date.now().toString(36)}`;
+  const created: string[] = [];
+  let made = 0;
+  let admin: MysqlConnection | undefined;
+  const freshUrl = async () => {
+    admin ??= await (await loadMysql2()).default.createConnection({ uri: MYSQL_URL });
+    const name = `${prefix}_${made++}`;
+    await admin.query(`CREATE DATABASE \`${name}\``);
+    created.push(name);
+    const url = new URL(MYSQL_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  return {
+    name: 'mariadb',
+    dialect: 'mysql',
+    skips: {
+      'transactional-ddl':
+        'MySQL commits each DDL statement: a failed run keeps what it did and the next run resumes where it stopped (test/mysql/migrate.test.ts)',
+      'legacy-history':
+        "version 0.1.0 had no MySQL engine: no MySQL store has our history in Drizzle's shared table to move",
+    },
+    unavailable,
+    required: isCI,
+    freshUrl,
+    open: async (options) => openStore(await freshUrl(), options),
+    openAt: (url, options) => openStore(url, options),
+    cleanup: async () => {
+      if (!admin) return;
+      // The harness stays usable: a later open connects a new admin client.
+      const client = admin;
+      admin = undefined;
+      for (const name of created.splice(0)) await client.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      await client.end();
     },
   };
 }

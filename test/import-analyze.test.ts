@@ -12,8 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
 import { importHermesStateDb, openStore } from '../src/index.js';
 import { harnessAvailable } from '../src/testing/index.js';
-import { postgresHarness } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
+import { postgresHarness, mariadbHarness } from './backends.js';
 import { pgFolderUpTo } from './helpers/migration-folders.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-import-analyze-'));

@@ -13,8 +13,8 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildHermesFile } from '../bench/import.js';
 import { type MysqlBackend, importHermesStateDb, openStore } from '../src/index.js';
-import { mariadbHarness, probeMysql } from './helpers/mariadb.js';
 import { type ActivityRow, activityAgainstBackfill } from './helpers/session-activity.js';
+import { mariadbHarness, probeMysql } from './backends.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-deferred-activity-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -19,9 +19,8 @@ import {
   roundToMicros,
 } from '../src/index.js';
 import { previewFromRaw } from '../src/repos/rows.js';
-import { type Harness, postgresHarness, reportAvailability } from './backends.js';
+import { type Harness, postgresHarness, reportAvailability, mariadbHarness } from './backends.js';
 import { harnessAvailable } from '../src/testing/index.js';
-import { mariadbHarness } from './helpers/mariadb.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-listing-oracle-'));
 const file = path.join(dir, 'state.db');

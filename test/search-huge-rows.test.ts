@@ -18,16 +18,16 @@ import { createHermesStateDb } from '../examples/hermes-state-db.js';
 import type { SessionStore } from '../src/index.js';
 import { SNIPPET_HEAD_CHARS } from '../src/search/snippet.js';
 import {
-  type AnyHarness,
+  type Harness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteFileHarness,
   sqliteMemoryHarness,
+  mariadbHarness,
 } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
 
-const harnesses: AnyHarness[] = [
+const harnesses: Harness[] = [
   sqliteFileHarness(),
   sqliteMemoryHarness(),
   pgliteHarness(),

@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SessionStore, openStore } from '../src/index.js';
 import { MAX_QUERY_CHARS } from '../src/repos/search.js';
-import { type AnyHarness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, mariadbHarness } from './backends.js';
 
 const WORDS = ['ok', 'go', 'up', 'in', 'ms', 'db', 'id', 'io', 'is', 'on', 'to', 'we', 'x', 'y', 'z'];
 
@@ -25,7 +24,7 @@ const QUERIES: Record<string, string> = {
   'one word repeated': capLength(() => 'ms'),
 };
 
-const others: AnyHarness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
+const others: Harness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
 
 describe('cap-length OR queries', () => {
   const stores: Record<string, SessionStore> = {};

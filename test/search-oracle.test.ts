@@ -13,8 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
 import { type SessionStore, importHermesStateDb, openStore } from '../src/index.js';
 import { DEFAULT_RANK_WINDOW } from '../src/repos/search.js';
-import { type Harness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, mariadbHarness } from './backends.js';
 import { hermesMatchCount, hermesSearch, oracleQueries } from './helpers/hermes-oracle.js';
 
 const MESSAGES = 24_000;

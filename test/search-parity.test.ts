@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type JsonInput, type SessionStore, openStore } from '../src/index.js';
-import { type AnyHarness, pgliteHarness, postgresHarness, reportAvailability } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
+import { type Harness, pgliteHarness, postgresHarness, reportAvailability, mariadbHarness } from './backends.js';
 import { corpus, parityQueries } from './helpers/corpus.js';
 import { TestClock } from './helpers/store-fixture.js';
 
@@ -37,7 +36,7 @@ async function load(store: SessionStore): Promise<void> {
 }
 
 const pg = await postgresHarness();
-const others: AnyHarness[] = [pgliteHarness(), pg, await mariadbHarness()];
+const others: Harness[] = [pgliteHarness(), pg, await mariadbHarness()];
 
 describe('search parity across backends', () => {
   const stores: Record<string, SessionStore> = {};

@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../examples/hermes-state-db.js';
 import type { MysqlBackend, PgBackend, SearchMessagesOptions, SessionStore, SqliteBackend } from '../src/index.js';
 import {
-  type AnyHarness,
+  type Harness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteMemoryHarness,
+  mariadbHarness,
 } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
 
 const MESSAGES = 1500;
 
@@ -128,7 +128,7 @@ for (const [cap, times] of [
 ] as const) {
   // Harnesses per suite: each suite's cleanup ends its own.
   const reference = sqliteMemoryHarness();
-  const harnesses: AnyHarness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
+  const harnesses: Harness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
   const prepare = async (store: SessionStore) => {
     await fill(store);
     await setTimes(store, times === 'in order');

@@ -4,16 +4,16 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  type AnyHarness,
+  type Harness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteFileHarness,
   sqliteMemoryHarness,
+  mariadbHarness,
 } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
 
-const harnesses: AnyHarness[] = [
+const harnesses: Harness[] = [
   sqliteMemoryHarness(),
   sqliteFileHarness(),
   pgliteHarness(),

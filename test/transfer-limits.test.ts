@@ -19,12 +19,11 @@ import {
 } from '../src/index.js';
 import { YEAR_1, YEAR_1000, YEAR_10000 } from '../src/db/bulk-fit.js';
 import { harnessAvailable } from '../src/testing/index.js';
-import { type AnyHarness, pgliteHarness, postgresHarness, sqliteFileHarness } from './backends.js';
-import { mariadbHarness } from './helpers/mariadb.js';
+import { type Harness, pgliteHarness, postgresHarness, sqliteFileHarness, mariadbHarness } from './backends.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-transfer-limits-'));
 const mariadb = await mariadbHarness();
-const harnesses: AnyHarness[] = [sqliteFileHarness(), pgliteHarness(), await postgresHarness(), mariadb];
+const harnesses: Harness[] = [sqliteFileHarness(), pgliteHarness(), await postgresHarness(), mariadb];
 afterAll(async () => {
   for (const h of harnesses) await h.cleanup();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MigrationError, type MigrationReport, type SessionStore, openStore } from '../../src/index.js';
 import { readMigrations } from '../../src/db/migrations.js';
-import type { Harness } from '../backends.js';
+import type { Capability, Harness } from '../backends.js';
 import {
   HISTORY_TABLE,
   OLD_PG_TABLES_HASH,
@@ -24,6 +24,13 @@ import { folderWith, latestWhen, shippedFolder } from '../helpers/migration-fold
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
 export function migrationsContract(h: Harness): void {
+  /** `it`, skipped with the reason in its title where the harness lacks `capability`. */
+  const itNeeds = (capability: Capability) => {
+    const reason = h.skips[capability];
+    return (title: string, body: () => Promise<void>) =>
+      it.skipIf(reason !== undefined)(`${title}${reason ? ` (skipped: ${reason})` : ''}`, body);
+  };
+
   describe('migrator', () => {
     const after = latestWhen(h.dialect);
 
@@ -106,7 +113,7 @@ export function migrationsContract(h: Harness): void {
       },
     );
 
-    it('rolls back a failing migration completely', async () => {
+    itNeeds('transactional-ddl')('rolls back a failing migration completely', async () => {
       const broken = folderWith(h.dialect, [
         {
           tag: '9000_half_broken',
@@ -209,64 +216,70 @@ export function migrationsContract(h: Harness): void {
         });
       });
 
-      it("moves the history of a database migrated by version 0.1.0 once, keeping its data and other apps' rows", async () => {
-        const appRow = { hash: 'a'.repeat(64), createdAt: APP_WHEN };
-        let ours: unknown;
-        await withDatabase(
-          async (store) => {
-            // What 0.1.0 did (and drizzle-kit migrate with our folder): our rows in Drizzle's shared table.
+      itNeeds('legacy-history')(
+        "moves the history of a database migrated by version 0.1.0 once, keeping its data and other apps' rows",
+        async () => {
+          const appRow = { hash: 'a'.repeat(64), createdAt: APP_WHEN };
+          let ours: unknown;
+          await withDatabase(
+            async (store) => {
+              // What 0.1.0 did (and drizzle-kit migrate with our folder): our rows in Drizzle's shared table.
+              await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
+              await query(store, `INSERT INTO ${legacyTable} ("hash", "created_at") VALUES (?, ?)`, [
+                appRow.hash,
+                appRow.createdAt,
+              ]);
+              const legacyBefore = await historyRows(store, 'legacy');
+              expect(legacyBefore).toHaveLength(total + 1);
+              // On Postgres 0.1.0's 0001 had another text: its superseded hash is what the database records.
+              if (h.dialect === 'pg') expect(legacyBefore!.map((r) => r.hash)).toContain(OLD_PG_TABLES_HASH);
+              await store.createSession('s1', 'cli');
+              await store.appendMessage('s1', 'user', 'a message from before the move');
+              expect(await historyRows(store, 'ours')).toBeNull();
+              // Read-only status already counts the legacy rows as applied, and the app's row as nobody's business.
+              expect(await store.migrationStatus()).toEqual({
+                applied: expect.any(Array),
+                pending: [],
+                unknownHashes: [],
+              });
+
+              expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+              ours = await historyRows(store, 'ours');
+              expect(ours).toEqual(shipped);
+              expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+              expect(await store.sessionCount()).toBe(1);
+              expect((await store.getMessages('s1')).map((m) => m.content)).toEqual(['a message from before the move']);
+              expect((await store.searchMessages('before')).map((hit) => hit.sessionId)).toEqual(['s1']);
+
+              // Once: the second run changes nothing.
+              expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
+              expect(await historyRows(store, 'ours')).toEqual(ours);
+              expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+            },
+            async (store) => {
+              expect((await store.migrationStatus()).pending).toEqual([]);
+              expect(await historyRows(store, 'ours')).toEqual(ours);
+              expect(await historyRows(store, 'legacy')).toEqual([appRow]);
+              expect(await store.messageCount()).toBe(1);
+            },
+          );
+        },
+      );
+
+      itNeeds('legacy-history')(
+        "drops Drizzle's table (and on Postgres its schema) when only our rows were in it",
+        async () => {
+          await withDatabase(async (store) => {
             await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
-            await query(store, `INSERT INTO ${legacyTable} ("hash", "created_at") VALUES (?, ?)`, [
-              appRow.hash,
-              appRow.createdAt,
-            ]);
-            const legacyBefore = await historyRows(store, 'legacy');
-            expect(legacyBefore).toHaveLength(total + 1);
-            // On Postgres 0.1.0's 0001 had another text: its superseded hash is what the database records.
-            if (h.dialect === 'pg') expect(legacyBefore!.map((r) => r.hash)).toContain(OLD_PG_TABLES_HASH);
-            await store.createSession('s1', 'cli');
-            await store.appendMessage('s1', 'user', 'a message from before the move');
-            expect(await historyRows(store, 'ours')).toBeNull();
-            // Read-only status already counts the legacy rows as applied, and the app's row as nobody's business.
-            expect(await store.migrationStatus()).toEqual({
-              applied: expect.any(Array),
-              pending: [],
-              unknownHashes: [],
-            });
+            await store.migrate();
+            expect(await historyRows(store, 'ours')).toEqual(shipped);
+            expect(await historyRows(store, 'legacy')).toBeNull();
+            if (h.dialect === 'pg') expect(await pgSchemaExists(store, 'drizzle')).toBe(false);
+          });
+        },
+      );
 
-            expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
-            ours = await historyRows(store, 'ours');
-            expect(ours).toEqual(shipped);
-            expect(await historyRows(store, 'legacy')).toEqual([appRow]);
-            expect(await store.sessionCount()).toBe(1);
-            expect((await store.getMessages('s1')).map((m) => m.content)).toEqual(['a message from before the move']);
-            expect((await store.searchMessages('before')).map((hit) => hit.sessionId)).toEqual(['s1']);
-
-            // Once: the second run changes nothing.
-            expect(await store.migrate()).toEqual({ applied: [], alreadyApplied: total, total });
-            expect(await historyRows(store, 'ours')).toEqual(ours);
-            expect(await historyRows(store, 'legacy')).toEqual([appRow]);
-          },
-          async (store) => {
-            expect((await store.migrationStatus()).pending).toEqual([]);
-            expect(await historyRows(store, 'ours')).toEqual(ours);
-            expect(await historyRows(store, 'legacy')).toEqual([appRow]);
-            expect(await store.messageCount()).toBe(1);
-          },
-        );
-      });
-
-      it("drops Drizzle's table (and on Postgres its schema) when only our rows were in it", async () => {
-        await withDatabase(async (store) => {
-          await drizzleMigrate(store, { migrationsFolder: oldVersionFolder(h.dialect) });
-          await store.migrate();
-          expect(await historyRows(store, 'ours')).toEqual(shipped);
-          expect(await historyRows(store, 'legacy')).toBeNull();
-          if (h.dialect === 'pg') expect(await pgSchemaExists(store, 'drizzle')).toBe(false);
-        });
-      });
-
-      it('moves nothing when the run fails: the legacy history stays where it was', async () => {
+      itNeeds('legacy-history')('moves nothing when the run fails: the legacy history stays where it was', async () => {
         const broken = folderWith(h.dialect, [{ tag: '9000_broken', when: after + 1000, sql: 'THIS IS NOT SQL;' }]);
         const url = await h.freshUrl();
         const store = await openStore(url, { migrate: false, migrationsFolder: broken });

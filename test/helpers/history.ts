@@ -13,9 +13,9 @@ import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgresJs } from 'drizzle-orm/postgres-js/migrator';
-import type { PgBackend, SessionStore, SqliteBackend } from '../../src/index.js';
+import type { MysqlBackend, PgBackend, SessionStore, SqliteBackend } from '../../src/index.js';
 import { rowsOf } from '../../src/db/pg/open.js';
-import { readJournal, shippedFolder } from './migration-folders.js';
+import { type MigrationDialect, readJournal, shippedFolder } from './migration-folders.js';
 
 export const HISTORY_TABLE = '__hermes_sessiondb_migrations';
 export const PG_HISTORY_SCHEMA = 'hermes_sessiondb';
@@ -33,6 +33,11 @@ export async function query<T>(store: SessionStore, text: string, params: unknow
     statement.run(...params);
     return [];
   }
+  if (store.dialect === 'mysql') {
+    // The store's connections read "name" as a name (ANSI_QUOTES), as the other dialects do.
+    const [rows] = await (store.backend as MysqlBackend).withConnection((c) => c.query(text, params));
+    return Array.isArray(rows) ? (rows as T[]) : [];
+  }
   const chunks: SQL[] = text
     .split('?')
     .map((part, i) => (i === 0 ? sql.raw(part) : sql`${params[i - 1]}${sql.raw(part)}`));
@@ -49,6 +54,15 @@ const tableName = (dialect: SessionStore['dialect'], table: 'ours' | 'legacy') =
       : '"__drizzle_migrations"';
 
 async function tableExists(store: SessionStore, table: 'ours' | 'legacy'): Promise<boolean> {
+  if (store.dialect === 'mysql') {
+    const name = table === 'ours' ? HISTORY_TABLE : '__drizzle_migrations';
+    const found = await query(
+      store,
+      'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [name],
+    );
+    return found.length > 0;
+  }
   if (store.dialect === 'sqlite') {
     const name = table === 'ours' ? HISTORY_TABLE : '__drizzle_migrations';
     return (await query(store, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [name])).length > 0;
@@ -88,6 +102,16 @@ export async function drizzleMigrate(store: SessionStore, config: DrizzleMigrate
     migrateSqliteDb((store.backend as SqliteBackend).db, config);
     return;
   }
+  if (store.dialect === 'mysql') {
+    // drizzle-orm's MySQL migrator has no schemas: its table lives in the store's database.
+    const { migrationsSchema: _, ...mysqlConfig } = config;
+    const [{ drizzle: drizzleMysql2 }, { migrate: migrateMysql2 }] = await Promise.all([
+      import('drizzle-orm/mysql2'),
+      import('drizzle-orm/mysql2/migrator'),
+    ]);
+    await (store.backend as MysqlBackend).withConnection((c) => migrateMysql2(drizzleMysql2(c), mysqlConfig));
+    return;
+  }
   const backend = store.backend as PgBackend;
   if (backend.driver === 'pglite') await migratePglite(backend.db as unknown as PgliteDatabase, config);
   else await migratePostgresJs(backend.db as unknown as PostgresJsDatabase, config);
@@ -111,7 +135,8 @@ export function oldPgTablesMigration(): string {
 export const OLD_PG_TABLES_HASH = sha256(oldPgTablesMigration());
 
 /** The migration folder version 0.1.0 shipped for a dialect (the shipped one, with the old 0001 on Postgres). */
-export function oldVersionFolder(dialect: 'sqlite' | 'pg'): string {
+export function oldVersionFolder(dialect: MigrationDialect): string {
+  if (dialect === 'mysql') throw new Error('version 0.1.0 had no MySQL engine');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-migrations-${dialect}-v010-`));
   fs.cpSync(shippedFolder(dialect), dir, { recursive: true });
   if (dialect === 'pg') fs.writeFileSync(path.join(dir, '0001_hermes_v11_tables.sql'), oldPgTablesMigration());
@@ -119,19 +144,22 @@ export function oldVersionFolder(dialect: 'sqlite' | 'pg'): string {
 }
 
 /** A tiny app migration folder as drizzle-kit generates it: a journal and one SQL file. */
-export function appFolder(dialect: 'sqlite' | 'pg', when: number, table = 'app_users'): string {
+export function appFolder(dialect: MigrationDialect, when: number, table = 'app_users'): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `hsdb-app-${dialect}-`));
   fs.mkdirSync(path.join(dir, 'meta'));
   const tag = `0000_${table}`;
+  const version = { pg: '7', sqlite: '6', mysql: '5' }[dialect];
   const journal = {
-    version: dialect === 'pg' ? '7' : '6',
-    dialect: dialect === 'pg' ? 'postgresql' : 'sqlite',
-    entries: [{ idx: 0, version: dialect === 'pg' ? '7' : '6', when, tag, breakpoints: true }],
+    version,
+    dialect: dialect === 'pg' ? 'postgresql' : dialect,
+    entries: [{ idx: 0, version, when, tag, breakpoints: true }],
   };
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify(journal, null, 2));
+  // drizzle-kit quotes names with backticks for MySQL.
+  const q = dialect === 'mysql' ? '`' : '"';
   fs.writeFileSync(
     path.join(dir, `${tag}.sql`),
-    `CREATE TABLE "${table}" (\n\t"id" integer PRIMARY KEY NOT NULL,\n\t"name" text NOT NULL\n);\n`,
+    `CREATE TABLE ${q}${table}${q} (\n\t${q}id${q} integer PRIMARY KEY NOT NULL,\n\t${q}name${q} text NOT NULL\n);\n`,
   );
   return dir;
 }

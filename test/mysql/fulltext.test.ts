@@ -9,7 +9,8 @@ import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epochSecondsToDatetime } from '../../src/codecs/time.js';
 import { migrateMysql } from '../../src/db/mysql/migrate.js';
-import { mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { mysqlDatabases } from '../helpers/mariadb.js';
+import { probeMysql } from '../backends.js';
 
 const unavailable = await probeMysql();
 

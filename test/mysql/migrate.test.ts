@@ -10,7 +10,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MigrationError, type MysqlBackend, StoreBusyError, openStore } from '../../src/index.js';
-import { HISTORY_TABLE, readMigrations } from '../../src/db/migrations.js';
+import { readMigrations } from '../../src/db/migrations.js';
 import {
   MYSQL_MIGRATIONS_FOLDER,
   MYSQL_STEPS_TABLE,
@@ -18,9 +18,10 @@ import {
   mysqlMigrationStatus,
 } from '../../src/db/mysql/migrate.js';
 import { TestClock } from '../../src/testing/clock.js';
-import { MYSQL_URL, mariadbHarness, mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { mysqlDatabases } from '../helpers/mariadb.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
+import { MYSQL_URL, mariadbHarness, probeMysql } from '../backends.js';
 
 const unavailable = await probeMysql();
 const shipped = readMigrations(MYSQL_MIGRATIONS_FOLDER);
@@ -38,55 +39,6 @@ describe.skipIf(unavailable !== undefined)(
       ((await c.query('SHOW TABLES'))[0] as Array<Record<string, unknown>>)
         .map((r) => String(Object.values(r)[0]))
         .sort();
-
-    it('applies every migration once, records each, and the next run has nothing to do', async () => {
-      const c = await dbs.fresh();
-      const first = await migrateMysql(c, { where });
-      expect(first).toEqual({ applied: shipped.map((m) => m.tag), alreadyApplied: 0, total: shipped.length });
-      expect(await tables(c)).toEqual(
-        [
-          HISTORY_TABLE,
-          MYSQL_STEPS_TABLE,
-          'message_search',
-          'messages',
-          'session_activity',
-          'sessions',
-          'state_meta',
-          'telegram_dm_topic_bindings',
-          'telegram_dm_topic_mode',
-        ].sort(),
-      );
-      expect(await migrateMysql(c, { where })).toEqual({
-        applied: [],
-        alreadyApplied: shipped.length,
-        total: shipped.length,
-      });
-      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${HISTORY_TABLE}\``)).toBe(shipped.length);
-      expect(await count(c, `SELECT COUNT(*) AS n FROM \`${MYSQL_STEPS_TABLE}\``)).toBe(0);
-      expect(await mysqlMigrationStatus(c)).toEqual({
-        applied: shipped.map((m) => m.tag),
-        pending: [],
-        unknownHashes: [],
-      });
-    });
-
-    it('16 migrators at once on a fresh database: one applies, the others wait and find it done', async () => {
-      const c = await dbs.fresh();
-      const [dbRow] = (await c.query('SELECT DATABASE() AS db'))[0] as Array<{ db: string }>;
-      const url = new URL(MYSQL_URL);
-      url.pathname = `/${dbRow!.db}`;
-      const connections = await Promise.all(
-        Array.from({ length: 16 }, () => mysql.createConnection({ uri: url.toString() })),
-      );
-      try {
-        const reports = await Promise.all(connections.map((conn) => migrateMysql(conn, { where })));
-        expect(reports.filter((r) => r.applied.length > 0)).toHaveLength(1);
-        expect(reports.flatMap((r) => r.applied)).toEqual(shipped.map((m) => m.tag));
-        expect(await count(c, `SELECT COUNT(*) AS n FROM \`${HISTORY_TABLE}\``)).toBe(shipped.length);
-      } finally {
-        await Promise.all(connections.map((conn) => conn.end()));
-      }
-    });
 
     // The one statement that may have run without being recorded (the process died between the two) is run
     // again: for every shipped statement after the first migration, that second run must be accepted.
@@ -218,18 +170,12 @@ describe.skipIf(unavailable !== undefined)(
       expect(index).toHaveLength(1);
     }, 120_000);
 
-    it('refuses a database that has a sessions table but no history, and one migrated by a newer version', async () => {
+    it('refuses a database that has a sessions table but no history', async () => {
       const foreign = await dbs.fresh();
       await foreign.query('CREATE TABLE `sessions` (`id` varchar(64) PRIMARY KEY)');
       const refused = await migrateMysql(foreign, { where }).catch((e: unknown) => e);
       expect((refused as MigrationError).reason).toBe('FOREIGN_DATABASE');
       expect(await tables(foreign)).toEqual(['sessions']);
-
-      const newer = await dbs.fresh();
-      await migrateMysql(newer, { where });
-      await newer.query(`INSERT INTO \`${HISTORY_TABLE}\` (hash, created_at) VALUES ('f00d', 1)`);
-      const unknown = await migrateMysql(newer, { where }).catch((e: unknown) => e);
-      expect((unknown as MigrationError).reason).toBe('UNKNOWN_MIGRATIONS');
     });
 
     it('waits for the lock of a migrator that holds it, and gives up with StoreBusyError after lockTimeoutMs', async () => {

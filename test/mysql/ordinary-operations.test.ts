@@ -7,8 +7,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epochSecondsToDatetime } from '../../src/codecs/time.js';
 import { type SessionStore, openStore } from '../../src/index.js';
-import { reportAvailability } from '../backends.js';
-import { MYSQL_URL, mariadbHarness } from '../helpers/mariadb.js';
+import { reportAvailability, MYSQL_URL, mariadbHarness } from '../backends.js';
 import { TestClock } from '../helpers/store-fixture.js';
 
 const harness = await mariadbHarness();

@@ -12,7 +12,8 @@ import { MYSQL_ID_BYTES, MYSQL_TITLE_BYTES } from '../../src/schema/mysql.js';
 import { DERIVED_SESSION_COLUMNS, HERMES_SESSION_COLUMNS } from '../../src/schema/hermes-columns.js';
 import { HISTORY_TABLE } from '../../src/db/migrations.js';
 import { MYSQL_STEPS_TABLE, migrateMysql } from '../../src/db/mysql/migrate.js';
-import { mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { mysqlDatabases } from '../helpers/mariadb.js';
+import { probeMysql } from '../backends.js';
 
 const unavailable = await probeMysql();
 

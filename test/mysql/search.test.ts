@@ -8,8 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SessionStore, openStore } from '../../src/index.js';
-import { reportAvailability } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
+import { reportAvailability, mariadbHarness } from '../backends.js';
 import { TestClock } from '../helpers/store-fixture.js';
 
 const WORDS = [

@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConnectionError, InvalidUrlError, type SessionStore, openStore, parseStoreUrl } from '../../src/index.js';
-import { MYSQL_URL, mysqlDatabases, probeMysql } from '../helpers/mariadb.js';
+import { mysqlDatabases } from '../helpers/mariadb.js';
+import { MYSQL_URL, probeMysql } from '../backends.js';
 
 const unavailable = await probeMysql();
 

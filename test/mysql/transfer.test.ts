@@ -11,9 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeHermesHistoryStateDb } from '../../examples/hermes-state-db.js';
 import { type SessionStore, copyStore, importHermesStateDb, openStore, verifyStores } from '../../src/index.js';
 import { harnessAvailable } from '../../src/testing/index.js';
-import { isCI, postgresHarness, reportAvailability } from '../backends.js';
+import { isCI, postgresHarness, reportAvailability, mariadbHarness } from '../backends.js';
 import { sharedFixture } from '../helpers/fixtures.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
 
 const mariadb = await mariadbHarness();
 const postgres = await postgresHarness();

@@ -7,8 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/index.js';
 import { type ContractHarness, harnessAvailable } from '../../src/testing/index.js';
-import { postgresHarness, sqliteFileHarness } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
+import { postgresHarness, sqliteFileHarness, mariadbHarness } from '../backends.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
 const WRITERS = 8;

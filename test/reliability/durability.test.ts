@@ -9,8 +9,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type MysqlBackend, type PgBackend, type SqliteBackend, openStore } from '../../src/index.js';
 import { type ContractHarness, harnessAvailable } from '../../src/testing/index.js';
-import { postgresHarness, sqliteFileHarness } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
+import { postgresHarness, sqliteFileHarness, mariadbHarness } from '../backends.js';
 import { spawnTs } from '../helpers/processes.js';
 
 const ROUNDS = 20;

@@ -12,8 +12,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConnectionError, DatabaseError, MigrationError, SessionDbError, openStore } from '../../src/index.js';
 import { harnessAvailable } from '../../src/testing/index.js';
-import { postgresHarness, reportAvailability } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
+import { postgresHarness, reportAvailability, mariadbHarness } from '../backends.js';
 import { PAST_STARTUP_SQL } from '../helpers/postgres-js.js';
 import { folderWith, latestWhen } from '../helpers/migration-folders.js';
 

@@ -10,8 +10,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type SessionStore, ValidationError, sanitizeTitle } from '../../src/index.js';
 import { type ContractHarness, harnessAvailable } from '../../src/testing/index.js';
-import { pgliteHarness, postgresHarness, sqliteMemoryHarness } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
+import { pgliteHarness, postgresHarness, sqliteMemoryHarness, mariadbHarness } from '../backends.js';
 import { emptyStore } from '../helpers/store-fixture.js';
 
 const PIECES = [

@@ -8,17 +8,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SessionStore, SessionNotFoundError } from '../../src/index.js';
 import {
-  type AnyHarness,
+  type Harness,
   pgliteHarness,
   postgresHarness,
   reportAvailability,
   sqliteFileHarness,
   sqliteMemoryHarness,
+  mariadbHarness,
 } from '../backends.js';
-import { mariadbHarness } from '../helpers/mariadb.js';
 
 const ROUNDS = 50;
-const harnesses: AnyHarness[] = [
+const harnesses: Harness[] = [
   sqliteFileHarness(),
   sqliteMemoryHarness(),
   pgliteHarness(),
