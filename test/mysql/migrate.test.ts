@@ -69,7 +69,8 @@ describe.skipIf(unavailable !== undefined)(
       } finally {
         fs.rmSync(folders, { recursive: true, force: true });
       }
-    });
+      // A fresh database and two migrator runs per shipped statement: DDL on MariaDB, slow on a loaded machine.
+    }, 120_000);
 
     const threeSteps = (when: number) => ({
       tag: '9000_three_steps',
