@@ -161,12 +161,15 @@ describe.each(BACKENDS)('$name: the longest query of each search path never stal
   const file = path.join(dir, `${backend.ordinary}.db`);
   let store: SessionStore;
   let hermes: Database.Database;
+  /** Whether a message has tool calls, in the Hermes file. */
+  let hasToolCalls: Database.Statement<[number], number>;
 
   beforeAll(async () => {
     await (await openStore(`sqlite:${file}`)).close();
     writeCorpus(file, backend.ordinary, backend.logs, backend.logChars);
     store = await backend.open(file);
     hermes = new Database(file, { readonly: true });
+    hasToolCalls = hermes.prepare<[number], number>('SELECT tool_calls IS NOT NULL FROM messages WHERE id = ?').pluck();
   }, 180_000);
 
   afterAll(async () => {
@@ -197,9 +200,8 @@ describe.each(BACKENDS)('$name: the longest query of each search path never stal
         // Postgres keeps tool calls as jsonb, whose text spaces JSON its own way: a snippet cut from them differs
         // in its window (docs/search.md, Parity). Their ids and order are still compared above; on PGlite every small
         // hit of some of these queries has tool calls.
-        const toolCalls = hermes.prepare('SELECT tool_calls IS NOT NULL AS has FROM messages WHERE id = ?').pluck();
         const small = hits.filter(
-          (h) => h.sessionId !== 'logs' && (backend.jsonbToolCalls === false || toolCalls.get(h.id) === 0),
+          (h) => h.sessionId !== 'logs' && (backend.jsonbToolCalls === false || hasToolCalls.get(h.id) === 0),
         );
         if (!backend.jsonbToolCalls) expect(small.length).toBeGreaterThan(0);
         expect(small.map((h) => h.snippet)).toEqual(small.map((h) => hermesSnippet(hermes, query, h.id)));

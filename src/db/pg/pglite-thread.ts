@@ -9,14 +9,11 @@
  * One thread per process hosts every such instance, as the main thread did before: PGlite compiles its
  * WASM once per thread, and a thread per store would pay that on every open. Statements of two stores
  * take turns on it, as they did on the main thread. The thread is not referenced while nothing waits on it.
- *
- * The worker's code is inline (an eval worker), loading PGlite's CommonJS build, so that it starts the same
- * way from TypeScript sources under a test runner and from the compiled package.
+ * The thread loads PGlite's CommonJS build (see request-thread.ts for why the source is inline).
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import { ConnectionError } from '../../errors.js';
-import { workerExecArgv } from '../sqlite/worker.js';
+import { RequestThread } from '../request-thread.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -145,8 +142,6 @@ type Request =
   | { kind: 'begin' }
   | { kind: 'end'; transaction: number; commit: boolean };
 
-type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
-
 interface WorkerError {
   name?: string;
   message: string;
@@ -187,55 +182,33 @@ function textTypesOf(parsers: ThreadQueryOptions['parsers']): number[] | undefin
 /** The thread hosting this process's PGlite instances: started with the first, kept (unreferenced when idle). */
 class PgliteHost {
   private static current: PgliteHost | null = null;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private next = 0;
-  private failure: Error | null = null;
+  private readonly thread: RequestThread<Request & { instance: number }>;
 
   /** The running host, or a new one when there is none or it failed. */
   static shared(): PgliteHost {
-    if (PgliteHost.current === null || PgliteHost.current.failure !== null) PgliteHost.current = new PgliteHost();
+    if (PgliteHost.current === null || PgliteHost.current.thread.failed !== null) PgliteHost.current = new PgliteHost();
     return PgliteHost.current;
   }
 
   private constructor() {
     const require = createRequire(import.meta.url);
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      execArgv: workerExecArgv(process.execArgv),
+    this.thread = new RequestThread({
+      source: WORKER_SOURCE,
       workerData: {
         pglite: require.resolve('@electric-sql/pglite'),
         pgTrgm: require.resolve('@electric-sql/pglite/contrib/pg_trgm'),
       },
+      decodeError: (error) =>
+        new PgliteThreadError((error as WorkerError | undefined) ?? { message: 'unknown error', fields: {} }),
+      failed: (cause, code) =>
+        new Error(
+          cause ? `PGlite's worker thread failed: ${cause.message}` : `PGlite's worker thread exited (code ${code})`,
+        ),
     });
-    // An idle thread must not keep the process alive.
-    this.worker.unref();
-    this.worker.on('message', (m: { id: number; ok: boolean; result?: unknown; error?: WorkerError }) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m.result);
-      else p.reject(new PgliteThreadError(m.error ?? { message: 'unknown error', fields: {} }));
-    });
-    const fail = (error: Error) => {
-      this.failure ??= error;
-      for (const p of this.pending.values()) p.reject(error);
-      this.pending.clear();
-    };
-    this.worker.on('error', (error) => fail(new Error(`PGlite's worker thread failed: ${error.message}`)));
-    this.worker.on('exit', (code) => fail(new Error(`PGlite's worker thread exited (code ${code})`)));
   }
 
   send(instance: number, request: Request): Promise<unknown> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      const id = this.next++;
-      this.pending.set(id, { resolve, reject });
-      this.worker.ref(); // busy: keep the process alive until the answer arrives
-      this.worker.postMessage({ id, instance, ...request });
-    }).finally(() => {
-      if (this.pending.size === 0) this.worker.unref();
-    });
+    return this.thread.send({ ...request, instance });
   }
 }
 
@@ -244,6 +217,8 @@ let nextInstance = 0;
 export class PgliteThread implements ThreadQueries {
   private readonly host = PgliteHost.shared();
   private readonly instance = nextInstance++;
+  /** Queries outside a transaction. */
+  private readonly direct = this.runner(null);
   readonly waitReady: Promise<void>;
 
   constructor(
@@ -279,11 +254,11 @@ export class PgliteThread implements ThreadQueries {
   }
 
   query<T>(text: string, params?: readonly unknown[], options?: ThreadQueryOptions): Promise<ThreadResults<T>> {
-    return this.runner(null).query<T>(text, params, options);
+    return this.direct.query<T>(text, params, options);
   }
 
   exec(text: string): Promise<ThreadResults<unknown>[]> {
-    return this.runner(null).exec(text);
+    return this.direct.exec(text);
   }
 
   /** PGlite's transaction: committed when `body` resolves, rolled back when it throws. */

@@ -4,13 +4,10 @@
  * with its own connection to the same file runs such statements; the main thread only awaits them, and
  * keeps serving (its own writes wait for the lock asynchronously). One transaction at a time: the caller
  * (SqliteDialect.maintain) queues them.
- *
- * The worker's code is inline (an eval worker) so that it loads the same way from TypeScript sources under
- * a test runner and from the compiled package.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
 import { StoreClosedError } from '../../errors.js';
+import { RequestThread } from '../request-thread.js';
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -92,70 +89,29 @@ export interface SqliteWorkerOptions {
  * the number of rows a write matched ('changes').
  */
 type StatementResult = boolean | 'values' | 'changes';
-type Pending = { resolve: (value: unknown) => void; reject: (error: unknown) => void };
 type Message =
   | { kind: 'statement'; text: string; params: readonly unknown[]; rows: StatementResult }
   | { kind: 'script'; text: string }
   | { kind: 'snapshot'; destination: string; pagesPerStep: number };
 
-/**
- * The parent's node options for the worker, without --input-type: it describes the parent's own `-e` text,
- * and an app started with `node --input-type=module -e …` would make our CommonJS source an ES module
- * ("require is not defined"). Everything else (loaders, --require, limits) is inherited as by default.
- */
-export function workerExecArgv(parent: readonly string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < parent.length; i++) {
-    if (parent[i] === '--input-type') i++;
-    else if (!parent[i]!.startsWith('--input-type=')) kept.push(parent[i]!);
-  }
-  return kept;
-}
-
 export class SqliteWorker {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private next = 0;
-  private failure: Error | null = null;
+  private readonly thread: RequestThread<Message | { kind: 'close' }>;
 
   constructor(options: SqliteWorkerOptions) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      execArgv: workerExecArgv(process.execArgv),
+    this.thread = new RequestThread({
+      source: WORKER_SOURCE,
       workerData: { ...options, driver },
-    });
-    // An idle worker must not keep the process alive; close() ends it.
-    this.worker.unref();
-    this.worker.on(
-      'message',
-      (m: { id: number; ok: boolean; result?: unknown; error?: { message: string; code?: string } }) => {
-        const p = this.pending.get(m.id);
-        if (!p) return;
-        this.pending.delete(m.id);
-        if (m.ok) p.resolve(m.result);
-        else p.reject(new SqliteWorkerError(m.error?.message ?? 'unknown error', m.error?.code));
+      decodeError: (error) => {
+        const e = error as { message?: string; code?: string } | undefined;
+        return new SqliteWorkerError(e?.message ?? 'unknown error', e?.code);
       },
-    );
-    const fail = (error: Error) => {
-      this.failure = error;
-      for (const p of this.pending.values()) p.reject(error);
-      this.pending.clear();
-    };
-    this.worker.on('error', fail);
-    this.worker.on('exit', () => fail(new StoreClosedError()));
+      failed: (cause) => cause ?? new StoreClosedError(),
+    });
   }
 
   private send(message: Message | { kind: 'close' }): Promise<unknown> {
-    if (this.failure) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => {
-      const id = this.next++;
-      this.pending.set(id, { resolve, reject });
-      this.worker.ref(); // busy: keep the process alive until the answer arrives
-      this.worker.postMessage({ id, ...message });
-    }).finally(() => {
-      if (this.pending.size === 0) this.worker.unref();
-    });
+    return this.thread.send(message);
   }
 
   /** Run one prepared statement; rows when `rows` is set (as arrays of values when it is 'values'), or its change count. */
@@ -175,11 +131,8 @@ export class SqliteWorker {
 
   /** Close the worker's connection (rolling back anything open) and end the thread. */
   async close(): Promise<void> {
-    if (this.failure) return;
+    if (this.thread.failed) return;
     await this.send({ kind: 'close' }).catch(() => {});
-    // Referenced until the thread has exited: an unreferenced worker's terminate() does not keep the process
-    // alive, and a caller awaiting close() as its last step would see the process end first (exit code 13).
-    this.worker.ref();
-    await this.worker.terminate();
+    await this.thread.terminate();
   }
 }
