@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, one table each. Figures, never assertions.
- *   --only search,import,append,reads   run only these sections (default: all)
+ *   --only search,import,append,reads,listing,coldstart,judge   run only these sections (default: all)
  *   --json FILE                   also write every figure as JSON (bench/results.ts), for bench/compare.ts
  */
 import fs from 'node:fs';
@@ -9,12 +9,13 @@ import { parseArgs } from 'node:util';
 import { benchAppend } from './append.js';
 import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
+import { benchJudge } from './judge.js';
 import { benchListing } from './listing.js';
 import { benchReads } from './reads.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
 
-const SECTIONS = ['search', 'import', 'append', 'reads', 'listing', 'coldstart'] as const;
+const SECTIONS = ['search', 'import', 'append', 'reads', 'listing', 'coldstart', 'judge'] as const;
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
   options: { json: { type: 'string' }, only: { type: 'string' } },
@@ -162,6 +163,20 @@ if (runs('coldstart')) {
     const over = r.baseline ? (r.wallMs - r.baseline.wallMs).toFixed(0) : '';
     console.log(
       `| ${r.case.padEnd(47)} | ${r.wallMs.toFixed(0).padStart(7)} | ${r.cpuMs.toFixed(0).padStart(7)} | ${(r.baseline?.label ?? '').padEnd(44)} | ${(r.baseline?.wallMs.toFixed(0) ?? '').padStart(11)} | ${over.padStart(16)} |`,
+    );
+  }
+}
+
+if (runs('judge')) {
+  console.log(
+    `\n| judge one 1 MB row (cap-length query) | whole ms | in steps ms | longest step ms | steps |\n|---------------------------------------|----------|-------------|-----------------|-------|`,
+  );
+  for (const r of benchJudge()) {
+    metric({ key: `judge/${r.case} whole`, value: r.wholeMs, unit: 'ms', higherIsBetter: false });
+    metric({ key: `judge/${r.case} in steps`, value: r.stepsMs, unit: 'ms', higherIsBetter: false });
+    metric({ key: `judge/${r.case} longest step`, value: r.longestStepMs, unit: 'ms', higherIsBetter: false });
+    console.log(
+      `| ${r.case.padEnd(37)} | ${r.wholeMs.toFixed(1).padStart(8)} | ${r.stepsMs.toFixed(1).padStart(11)} | ${r.longestStepMs.toFixed(1).padStart(15)} | ${String(r.steps).padStart(5)} |`,
     );
   }
 }

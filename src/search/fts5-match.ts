@@ -151,28 +151,37 @@ function phrasePositions(
   return out;
 }
 
+/** Phrases up to this many each scan the row's tokens; more share one index of them (tokenIndex). */
+const SCAN_PHRASES_MAX = 8;
+
+/** A few phrases scan the tokens; many share one index of them, built on first use (null: scan). */
+function tokenIndex(q: CompiledQuery, texts: readonly string[]): TokenIndex | null {
+  if (q.phrases.length <= SCAN_PHRASES_MAX) return null;
+  let map: Map<string, number[]> | null = null;
+  const index = () => {
+    if (map === null) {
+      map = new Map();
+      texts.forEach((t, k) => {
+        const list = map!.get(t);
+        if (list) list.push(k);
+        else map!.set(t, [k]);
+      });
+    }
+    return map;
+  };
+  return index;
+}
+
+/** Each token's positions, built on first call. */
+type TokenIndex = () => Map<string, number[]>;
+
 /**
  * The instances FTS5 reports for a row: the instances of the phrases that count, ordered by position then
  * phrase. `counted`: the phrases that count, when the tokens are only a region of the row (default: those
  * contributing() finds with these tokens as the whole row).
  */
 export function instancesOf(q: CompiledQuery, texts: readonly string[], counted?: Set<number>): InstanceList {
-  // A few phrases scan the tokens; many share one index of them.
-  let map: Map<string, number[]> | null = null;
-  const index =
-    q.phrases.length <= 8
-      ? null
-      : () => {
-          if (map === null) {
-            map = new Map();
-            texts.forEach((t, k) => {
-              const list = map!.get(t);
-              if (list) list.push(k);
-              else map!.set(t, [k]);
-            });
-          }
-          return map;
-        };
+  const index = tokenIndex(q, texts);
   // A phrase written several times in the query is looked for once.
   const positions = new Map<string, number[]>();
   const positionsOf = (p: CompiledPhrase) => {
@@ -245,17 +254,148 @@ export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): Row
   return rowEvaluator(root, mode)(text);
 }
 
+/** Tokens scanned or indexed between two pauses of a stepwise evaluation (rowEvaluatorSteps). */
+const STEP_TOKENS = 8_192;
+
 /** evaluateRow for many rows of one query: the query is compiled, and its ASCII patterns built, once. */
 export function rowEvaluator(root: QueryNode, mode: QueryMode): (text: string) => RowEvaluation {
+  const steps = rowEvaluatorSteps(root, mode);
+  return (text) => {
+    const it = steps(text);
+    for (;;) {
+      const step = it.next();
+      if (step.done) return step.value;
+    }
+  };
+}
+
+/**
+ * rowEvaluator in steps: each row's evaluation pauses (yields) between pieces of work of a few thousand
+ * tokens or one phrase, so that a caller judging megabyte rows against a long query on the event loop can
+ * let it run between them (MySQL's search). The answer is rowEvaluator's.
+ */
+export function rowEvaluatorSteps(
+  root: QueryNode,
+  mode: QueryMode,
+): (text: string) => Generator<void, RowEvaluation, void> {
   const q = compile(root, mode);
   const patterns = new Map<number, RegExp | null>();
-  return (text) => {
-    if (mode === 'words' && !NON_ASCII.test(text)) return evaluateAsciiRow(q, text, patterns);
-    const texts: string[] = [];
-    const sc = scanner(text, mode);
-    while (sc.next()) texts.push(sc.text);
-    return evaluateTokens(q, texts);
+  return function* (text) {
+    if (mode === 'words' && !NON_ASCII.test(text)) return yield* asciiRowSteps(q, text, patterns);
+    return yield* internedSteps(q, text, mode);
   };
+}
+
+/**
+ * The general path over the row's tokens as numbers (each distinct token once as a string): a megabyte row
+ * has a million trigrams, and a million live strings make every young-generation collection copy them all.
+ */
+function* internedSteps(q: CompiledQuery, text: string, mode: QueryMode): Generator<void, RowEvaluation, void> {
+  const ids = new Map<string, number>();
+  const distinct: string[] = [];
+  let codes = new Int32Array(1024);
+  let n = 0;
+  const sc = scanner(text, mode);
+  while (sc.next()) {
+    let id = ids.get(sc.text);
+    if (id === undefined) {
+      id = distinct.length;
+      ids.set(sc.text, id);
+      distinct.push(sc.text);
+    }
+    if (n === codes.length) {
+      const grown = new Int32Array(n * 2);
+      grown.set(codes);
+      codes = grown;
+    }
+    codes[n++] = id;
+    if (n % STEP_TOKENS === 0) yield;
+  }
+  // Many phrases: each token's positions, as one array sorted by token (a counting sort), instead of a scan each.
+  let starts: Int32Array | null = null;
+  let positions: Int32Array | null = null;
+  if (q.phrases.length > SCAN_PHRASES_MAX) {
+    starts = new Int32Array(distinct.length + 1);
+    for (let k = 0; k < n; k++) {
+      starts[codes[k]! + 1]!++;
+      if ((k + 1) % STEP_TOKENS === 0) yield;
+    }
+    for (let id = 0; id < distinct.length; id++) starts[id + 1]! += starts[id]!;
+    const next = starts.slice(0, distinct.length);
+    positions = new Int32Array(n);
+    for (let k = 0; k < n; k++) {
+      positions[next[codes[k]!]!++] = k;
+      if ((k + 1) % STEP_TOKENS === 0) yield;
+    }
+  }
+  const counts: number[] = [];
+  for (const p of q.phrases) {
+    counts.push(internedCount(p, codes, n, ids, distinct, starts, positions));
+    yield;
+  }
+  return evaluation(q, counts, n);
+}
+
+/** How many times phrase `p` occurs among the row's `n` token numbers (phrasePositions' count). */
+function internedCount(
+  p: CompiledPhrase,
+  codes: Int32Array,
+  n: number,
+  ids: Map<string, number>,
+  distinct: readonly string[],
+  starts: Int32Array | null,
+  positions: Int32Array | null,
+): number {
+  const size = p.tokens.length;
+  if (size === 0) return 0;
+  const last = p.tokens[size - 1]!;
+  // Each token as its number (-1: not in the row); a prefix phrase's last token as the set of numbers it begins.
+  const exact = p.tokens.map((t) => ids.get(t) ?? -1);
+  let lastIds: Set<number> | null = null;
+  if (p.prefix) {
+    lastIds = new Set();
+    for (let id = 0; id < distinct.length; id++) if (distinct[id]!.startsWith(last)) lastIds.add(id);
+  }
+  const lastMatches = (id: number) => (lastIds ? lastIds.has(id) : id === exact[size - 1]);
+  if (size === 1) {
+    if (lastIds === null) {
+      const id = exact[0]!;
+      if (id < 0) return 0;
+      if (starts) return starts[id + 1]! - starts[id]!;
+      let c = 0;
+      for (let k = 0; k < n; k++) if (codes[k] === id) c++;
+      return c;
+    }
+    if (starts) {
+      let c = 0;
+      for (const id of lastIds) c += starts[id + 1]! - starts[id]!;
+      return c;
+    }
+    let c = 0;
+    for (let k = 0; k < n; k++) if (lastIds.has(codes[k]!)) c++;
+    return c;
+  }
+  for (let j = 0; j < size - 1; j++) if (exact[j]! < 0) return 0;
+  const matchesAt = (k: number) => {
+    if (k + size > n) return false;
+    for (let j = 1; j < size - 1; j++) if (codes[k + j] !== exact[j]) return false;
+    return lastMatches(codes[k + size - 1]!);
+  };
+  const first = exact[0]!;
+  let c = 0;
+  if (starts && positions) {
+    for (let i = starts[first]!; i < starts[first + 1]!; i++) if (matchesAt(positions[i]!)) c++;
+  } else {
+    for (let k = 0; k < n; k++) if (codes[k] === first && matchesAt(k)) c++;
+  }
+  return c;
+}
+
+/** The answer from each phrase's count (computed for every phrase with tokens). */
+function evaluation(q: CompiledQuery, counts: readonly number[], length: number): RowEvaluation {
+  const { match, phrases } = evaluate(q, (p) => counts[p.index]! > 0);
+  const freq = q.phrases.map((p) => (match && phrases.has(p.index) ? counts[p.index]! : 0));
+  return { match, freq, length };
 }
 
 /** evaluateRow from the row's tokens (as unicode61Tokens or trigramTokens give them), by the general path. */
@@ -264,18 +404,12 @@ export function evaluateTokenizedRow(root: QueryNode, tokens: readonly string[],
 }
 
 function evaluateTokens(q: CompiledQuery, texts: readonly string[]): RowEvaluation {
-  const positions = new Map<number, number>();
-  const count = (p: CompiledPhrase) => {
-    let n = positions.get(p.index);
-    if (n === undefined) {
-      n = phrasePositions(p, texts, null).length;
-      positions.set(p.index, n);
-    }
-    return n;
-  };
-  const { match, phrases } = evaluate(q, (p) => count(p) > 0);
-  const freq = q.phrases.map((p) => (match && phrases.has(p.index) ? count(p) : 0));
-  return { match, freq, length: texts.length };
+  const index = tokenIndex(q, texts);
+  return evaluation(
+    q,
+    q.phrases.map((p) => phrasePositions(p, texts, index).length),
+    texts.length,
+  );
 }
 
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -298,26 +432,25 @@ function asciiPattern(p: CompiledPhrase): RegExp | null {
   return new RegExp(p.tokens.length === 1 ? `(?<!${ASCII_WORD})${body}` : `(?<!${ASCII_WORD})(?=${body})`, 'gi');
 }
 
-function evaluateAsciiRow(q: CompiledQuery, text: string, patterns: Map<number, RegExp | null>): RowEvaluation {
-  const counts = new Map<number, number>();
-  const count = (p: CompiledPhrase) => {
-    let n = counts.get(p.index);
-    if (n === undefined) {
-      n = 0;
-      let re = patterns.get(p.index);
-      if (re === undefined) {
-        re = asciiPattern(p);
-        patterns.set(p.index, re);
-      }
-      // matchAll works on a copy of the pattern: its lastIndex never carries over between rows.
-      if (re !== null) for (const _ of text.matchAll(re)) n++;
-      counts.set(p.index, n);
+function* asciiRowSteps(
+  q: CompiledQuery,
+  text: string,
+  patterns: Map<number, RegExp | null>,
+): Generator<void, RowEvaluation, void> {
+  const counts: number[] = [];
+  for (const p of q.phrases) {
+    let re = patterns.get(p.index);
+    if (re === undefined) {
+      re = p.tokens.length === 0 ? null : asciiPattern(p);
+      patterns.set(p.index, re);
     }
-    return n;
-  };
-  const { match, phrases } = evaluate(q, (p) => count(p) > 0);
-  const freq = q.phrases.map((p) => (match && phrases.has(p.index) ? count(p) : 0));
-  return { match, freq, length: asciiTokenCount(text) };
+    let n = 0;
+    // matchAll works on a copy of the pattern: its lastIndex never carries over between rows.
+    if (re !== null) for (const _ of text.matchAll(re)) n++;
+    counts.push(n);
+    yield;
+  }
+  return evaluation(q, counts, asciiTokenCount(text));
 }
 
 function asciiTokenCount(text: string): number {

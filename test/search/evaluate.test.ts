@@ -1,14 +1,15 @@
 /**
  * evaluateRow: FTS5's verdict on one row, computed in TypeScript (MySQL judges its FULLTEXT candidates with it).
  * Checked against SQLite's FTS5 itself (Hermes' messages_fts: unicode61, remove_diacritics=1) on generated rows
- * and queries, and its ASCII path (regular expressions, no per-token strings) against the general path.
+ * and queries, and its ASCII path (regular expressions, no per-token strings) and its numbered-token path
+ * (non-ASCII rows, trigram substrings) against the general path over token strings.
  */
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { evaluateRow, evaluateTokenizedRow, tokenCount } from '../../src/search/fts5-match.js';
 import { parseQuery } from '../../src/search/query.js';
-import { unicode61Tokens } from '../../src/search/tokenize.js';
+import { trigramTokens, unicode61Tokens } from '../../src/search/tokenize.js';
 import { fts5Match } from '../../src/db/sqlite/search.js';
 
 const WORDS = ['alpha', 'Alpha', 'ALPHA', 'alp', 'beta', 'be', 'x1', '1x', 'a', 'gamma', 'alphabet'];
@@ -72,4 +73,37 @@ describe('evaluateRow', () => {
       { numRuns: 3000 },
     );
   });
+
+  // Up to 12 phrases: past 8, each token's positions are indexed instead of scanned.
+  const manyPhrases = fc
+    .array(fc.tuple(phrase, fc.constantFrom(' ', ' OR ', ' NOT ')), { minLength: 1, maxLength: 12 })
+    .map((parts) => parts.map(([p, op], i) => (i === 0 ? p : op + p)).join(''));
+  const substrings = fc
+    .array(fc.constantFrom('pha', 'lpha', 'alp', 'bet', 'amm', 'ßen', '日本', '本語', 'ωme', 'x1 a', 'a a', '"be_t"'), {
+      minLength: 1,
+      maxLength: 12,
+    })
+    .map((parts) => parts.join(' OR '));
+
+  it.each([
+    { mode: 'words' as const, tokens: (row: string) => unicode61Tokens(row), queries: manyPhrases },
+    { mode: 'substrings' as const, tokens: (row: string) => trigramTokens(row), queries: substrings },
+  ])(
+    'gives the same verdict, frequencies and length on its numbered-token path as on the general path ($mode, 2,000 cases)',
+    ({ mode, tokens, queries }) => {
+      fc.assert(
+        fc.property(text([...WORDS, ...ACCENTED]), queries, (row, q) => {
+          const parsed = parseQuery(q, mode);
+          if (!parsed.ok) return;
+          const general = evaluateTokenizedRow(
+            parsed.root,
+            tokens(row).map((t) => t.text),
+            mode,
+          );
+          expect(evaluateRow(parsed.root, row, mode), `${q} | ${row}`).toEqual(general);
+        }),
+        { numRuns: 2000 },
+      );
+    },
+  );
 });
