@@ -3,7 +3,7 @@
  * differently from FTS5's unicode61 (it drops words shorter than innodb_ft_min_token_size, splits CJK only at
  * spaces, folds by collation), so here it only narrows: each query is turned into a FULLTEXT boolean query
  * that every message FTS5 would match also matches (or, where it cannot be, a LIKE scan), and each candidate
- * is then judged by FTS5's own rules in TypeScript (rowEvaluator: the phrases, operators, prefixes and
+ * is then judged by FTS5's own rules in TypeScript (rowEvaluatorSteps: the phrases, operators, prefixes and
  * trigram substrings of the query). Relevance is FTS5's bm25 over the same figures: the row's length in
  * unicode61 tokens, the corpus' rows and tokens (message_search.token_count, migration 0004), and each
  * phrase's document count. What differs from SQLite is named in docs/schema.md (MySQL/MariaDB) and in
@@ -14,7 +14,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { MatchPath, SearchOrder, SearchStatements } from '../dialect.js';
 import { type Op, changes, exec, rows } from '../ops.js';
 import { type CorpusStats, allPhrases, bm25Score, bm25Weights } from '../../search/bm25.js';
-import { type RowEvaluation, rowEvaluator, tokenCount } from '../../search/fts5-match.js';
+import { type RowEvaluation, rowEvaluatorSteps, tokenCount } from '../../search/fts5-match.js';
 import type { Phrase, QueryNode } from '../../search/query.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { containsPattern } from '../../sql/like.js';
@@ -22,8 +22,10 @@ import type { TableNames } from '../../sql/tables.js';
 
 /** What the MySQL dialect lends its search statements. */
 export interface MysqlSearchHelpers {
-  /** Hermes' LIKE (ASCII-only case folding, `\` as the escape character). */
-  likeAsciiCi(expr: SQL, pattern: string): SQL;
+  /** The binary string of `expr` with ASCII letters (only) lower-cased, as Hermes' LIKE folds. */
+  asciiLower(expr: SQL): SQL;
+  /** Hermes' LIKE of an `asciiLower`ed expression (`\` as the escape character). */
+  likeLowered(lowered: SQL, pattern: string): SQL;
   /** Content as searchable text for Hermes' LIKE path: plain text, or the JSON of structured content. */
   contentText(alias: string): SQL;
 }
@@ -36,8 +38,11 @@ const JUDGE_ROWS = 512;
 const JUDGE_CHARS = 1_000_000;
 /** Messages whose token count is filled per statement (after writes that bypassed the store, or an import). */
 const COUNT_CHUNK = 256;
-/** Rows longer than this (UTF-16 units) are judged one per event-loop turn. */
-const BIG_ROW_CHARS = 65_536;
+/**
+ * Work in TypeScript between two statements runs at most about this long: then a round trip (`DO 0`) lets the
+ * event loop run before it goes on. Judging a read of rows against a long query takes far longer in one go.
+ */
+const SLICE_MS = 20;
 /**
  * Per phrase, at most this many candidates are judged for bm25's document count (more: a sample of this many).
  * A sample of 1,000 changed 2 relevance pages of the 24,000-message Hermes oracle (search-oracle.test.ts).
@@ -156,6 +161,18 @@ const idList = (ids: readonly number[]) =>
 
 const mode = (path: MatchPath) => (path === 'words' ? 'words' : 'substrings');
 
+/** A stretch of TypeScript work between statements: `breathe()` hands the event loop a turn once SLICE_MS have run. */
+function slice() {
+  let started = performance.now();
+  return {
+    *breathe(): Op<void> {
+      if (performance.now() - started < SLICE_MS) return;
+      yield* exec(sql`DO 0`);
+      started = performance.now();
+    },
+  };
+}
+
 /** The end of the read that starts at `from`: up to `rows` candidates and JUDGE_CHARS characters (at least one). */
 function batchEnd(list: readonly Candidate[], from: number, rows = JUDGE_ROWS): number {
   let end = from;
@@ -230,16 +247,19 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     const texts = yield* rows<{ id: unknown; text: unknown }>(
       sql`SELECT m.id, ${searchText('m')} AS text FROM ${t.messages} m WHERE m.id IN (${idList(batch.map((c) => c.id))})`,
     );
+    const clock = slice();
     const byId = new Map(texts.map((r) => [Number(r.id), String(r.text ?? '')]));
-    const evaluateRow = rowEvaluator(match, mode(path));
+    const evaluateRow = rowEvaluatorSteps(match, mode(path));
     const out: Judged[] = [];
     for (const c of batch) {
       const text = byId.get(c.id);
       if (text === undefined) continue; // deleted since the candidates were read
-      const ev = evaluateRow(text);
-      if (ev.match) out.push({ ...c, ev });
-      // Judging a big row takes milliseconds: a round trip lets the event loop run before the next one.
-      if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
+      // A megabyte row against a long query takes a long time to judge: the loop runs between its steps.
+      const steps = evaluateRow(text);
+      let step = steps.next();
+      for (; !step.done; step = steps.next()) yield* clock.breathe();
+      if (step.value.match) out.push({ ...c, ev: step.value });
+      yield* clock.breathe();
     }
     return out;
   }
@@ -417,10 +437,10 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         sql`SELECT message_id AS id, char_count AS chars, search_text AS text FROM message_search
           WHERE message_id IN (${idList(missing.slice(i, j).map((c) => c.id))})`,
       );
+      const clock = slice();
       for (const r of texts) {
-        const text = String(r.text ?? '');
-        known.set(Number(r.id), { chars: Number(r.chars), n: tokenCount(text) });
-        if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
+        known.set(Number(r.id), { chars: Number(r.chars), n: tokenCount(String(r.text ?? '')) });
+        yield* clock.breathe();
       }
     }
     // Rows since deleted, or whose count a writer stored, are forgotten.
@@ -437,11 +457,11 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         WHERE token_count IS NULL ${range} ORDER BY message_id LIMIT ${COUNT_CHUNK}`,
     );
     if (pending.length === 0) return [];
+    const clock = slice();
     const counted: Array<{ id: number; n: number }> = [];
     for (const r of pending) {
-      const text = String(r.text ?? '');
-      counted.push({ id: Number(r.id), n: tokenCount(text) });
-      if (text.length > BIG_ROW_CHARS) yield* exec(sql`DO 0`);
+      counted.push({ id: Number(r.id), n: tokenCount(String(r.text ?? '')) });
+      yield* clock.breathe();
     }
     yield* changes(
       sql`UPDATE message_search SET token_count = CASE message_id ${sql.join(
@@ -481,15 +501,20 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     },
     like: (tokens, where, limit, offset) => {
       const content = helpers.contentText('m');
+      // Each column is folded once, in a derived table that the server merges into the query: spelled out
+      // per token, a query of hundreds of tokens was half a megabyte of SQL text to build and send.
       const clauses = tokens.map((token) => {
         const pattern = containsPattern(token);
-        return sql`(${helpers.likeAsciiCi(content, pattern)} OR ${helpers.likeAsciiCi(sql`m.tool_name`, pattern)}
-                    OR ${helpers.likeAsciiCi(sql`m.tool_calls`, pattern)})`;
+        return sql`(${helpers.likeLowered(sql`f.content`, pattern)} OR ${helpers.likeLowered(sql`f.tool_name`, pattern)}
+                    OR ${helpers.likeLowered(sql`f.tool_calls`, pattern)})`;
       });
       return sql`
         SELECT ${HIT_COLUMNS},
           SUBSTRING(${content}, GREATEST(1, LOCATE(${tokens[0]!}, ${content}) - 40), 120) AS snippet
         FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
+        JOIN (SELECT id, ${helpers.asciiLower(helpers.contentText('m'))} AS content,
+            ${helpers.asciiLower(sql`m.tool_name`)} AS tool_name, ${helpers.asciiLower(sql`m.tool_calls`)} AS tool_calls
+          FROM ${t.messages} m) f ON f.id = m.id
         WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
         ORDER BY m.timestamp DESC, m.id DESC
         LIMIT ${limit} OFFSET ${offset}`;
