@@ -2,7 +2,8 @@
  * hermes-sessiondb: the Hermes SessionDB contract on SQLite and PostgreSQL.
  */
 export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open.js';
-export type { StoreTarget, PostgresClient, PgliteClient } from './db/targets.js';
+export type { StoreTarget } from './db/targets.js';
+export type { PostgresClient, PgliteClient } from './db/pg/engine.js';
 export { postgresSessionSettings } from './db/pg/open.js';
 export {
   SessionStore,

@@ -8,7 +8,6 @@
 import { sql } from 'drizzle-orm';
 import type Database from 'better-sqlite3';
 import { MigrationError } from '../errors.js';
-import type { DialectName } from './migrations.js';
 import type { PgExecutor } from './pg/open.js';
 import { rowsOf } from './pg/open.js';
 
@@ -113,7 +112,7 @@ export async function missingPgSearchStructures(
 /** The MigrationError for a store whose migration history records search structures that are not there. */
 export function missingSearchStructuresError(
   where: string,
-  dialect: DialectName,
+  pushDrops: string,
   missing: readonly MissingStructure[],
 ): MigrationError {
   const list = missing.map(
@@ -123,7 +122,7 @@ export function missingSearchStructuresError(
     'MISSING_SEARCH_STRUCTURES',
     `${where}: search structures that its recorded migrations created are missing: ${list.join(', ')}. ` +
       'They are usually dropped by `drizzle-kit push` run without a tablesFilter that leaves our tables alone ' +
-      `(push removes what the app's schema does not declare: ${dialect === 'sqlite' ? 'the FTS5 tables and their triggers' : dialect === 'mysql' ? 'the message_search table and its triggers' : 'generated columns, indexes and triggers'}; ` +
+      `(push removes what the app's schema does not declare: ${pushDrops}; ` +
       "see docs/drizzle-app.md in the package's repository for the filter). Search would fail or miss " +
       'messages. To restore them, copy the sessions into a fresh store, whose migrations create them: open this one with ' +
       '{ migrate: false, allowMissingSearchStructures: true } and copyStore() it into the new one ' +

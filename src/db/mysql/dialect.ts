@@ -17,7 +17,7 @@ import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import { mysqlSearch } from './search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
-import { sqliteTableNames } from '../../sql/tables.js';
+import { bareTableNames } from '../../sql/tables.js';
 import { MYSQL_ID_BYTES, MYSQL_KEY_BYTES, MYSQL_STATE_BYTES, MYSQL_TITLE_BYTES } from '../../schema/mysql.js';
 import { type BulkLimits, STATEMENT_OVERHEAD_BYTES, YEAR_1000, YEAR_10000, rowBytes } from '../bulk-fit.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
@@ -97,7 +97,7 @@ const structuredBody = (a: string) => sql.raw(`SUBSTRING(${a}.content, 7)`);
 
 export class MysqlDialect implements Dialect {
   readonly name = 'mysql' as const;
-  readonly t = sqliteTableNames();
+  readonly t = bareTableNames();
   readonly decode = mysqlValueDecoders;
   readonly search = mysqlSearch(this.t, {
     likeAsciiCi: (expr, pattern) => this.likeAsciiCi(expr, pattern),

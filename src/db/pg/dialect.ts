@@ -24,7 +24,7 @@ import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
-import { type PgNames, pgNames } from '../../sql/tables.js';
+import { type QualifiedNames, qualifiedNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, changesOf, rowsOf } from './open.js';
 import { type BulkLimits, PG_LIMITS } from '../bulk-fit.js';
@@ -113,7 +113,7 @@ export class PgDialect implements Dialect {
   /** `names`: our tables and functions qualified with the store's schema (default: the public layout). */
   constructor(
     private readonly conn: PgConnection,
-    readonly t: PgNames = pgNames(),
+    readonly t: QualifiedNames = qualifiedNames(),
   ) {
     this.search = pgSearch(t);
     this.appendStatements = pgAppendStatements(t);
@@ -152,7 +152,7 @@ export class PgDialect implements Dialect {
     onConflict: string,
   ): Op<void> => this.bulkInsertInto(this.t, table, columns, rows, onConflict);
   private *bulkInsertInto(
-    t: PgNames,
+    t: QualifiedNames,
     table: string,
     columns: readonly BulkColumn[],
     rows: readonly (readonly unknown[])[],

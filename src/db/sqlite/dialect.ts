@@ -30,7 +30,7 @@ import { buildDeferredChunk, withDeferredTriggers } from './deferred-triggers.js
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
-import { sqliteTableNames } from '../../sql/tables.js';
+import { bareTableNames } from '../../sql/tables.js';
 import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
@@ -77,7 +77,7 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
-  readonly t = sqliteTableNames();
+  readonly t = bareTableNames();
   readonly decode = sqliteValueDecoders;
   readonly search = sqliteSearch;
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.
