@@ -81,6 +81,8 @@ export interface EngineDescriptor<
   /** Refuse an option that makes no sense for this engine (before anything is opened). */
   refuseOptions(options: OpenStoreOptions, request: OpenRequest<L, C>): void;
   open(request: OpenRequest<L, C>, options: ParsedOpenOptions, clock: () => number): Promise<OpenedStore>;
+  /** Its driver's error codes for a violated constraint (through Drizzle's wrapper, see db/constraint.ts). */
+  readonly constraintCodes: Readonly<Record<string, 'foreign-key' | 'unique'>>;
   /** Why push removed the search structures: what the app's schema does not declare on this engine. */
   readonly searchStructuresPushDrops: string;
   /** The contract fixture's SQL on this engine (src/testing), loaded only there. */

@@ -7,7 +7,8 @@ import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
 import type { Table } from '../ops.js';
 import { DEFAULT_SCHEMA, type QualifiedNames, qualifiedNames, qualifiedName } from '../../sql/tables.js';
-import { type MissingStructure, missingPgSearchStructures } from '../search-structures.js';
+import type { MissingStructure } from '../search-structures.js';
+import { missingPgSearchStructures } from './search-structures.js';
 
 export interface PgBackendConfig {
   url: string;

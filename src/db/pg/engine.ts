@@ -156,6 +156,7 @@ export const pgEngine: EngineDescriptor<'pg', PgLocation, PgClientTarget> = {
   },
   refuseOptions() {},
   open: async (request, options, clock) => (await import('./open-store.js')).openPgStore(request, options, clock),
+  constraintCodes: { '23503': 'foreign-key', '23505': 'unique' },
   searchStructuresPushDrops: 'generated columns, indexes and triggers',
   testing: async () => (await import('./testing.js')).pgTesting,
 };

@@ -53,6 +53,11 @@ export const sqliteEngine: EngineDescriptor<'sqlite', SqliteLocation, SqliteClie
       throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
   },
   open: async (request, options, clock) => (await import('./open-store.js')).openSqliteStore(request, options, clock),
+  constraintCodes: {
+    SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign-key',
+    SQLITE_CONSTRAINT_UNIQUE: 'unique',
+    SQLITE_CONSTRAINT_PRIMARYKEY: 'unique',
+  },
   searchStructuresPushDrops: 'the FTS5 tables and their triggers',
   testing: async () => (await import('./testing.js')).sqliteTesting,
 };
