@@ -100,6 +100,7 @@ it('sees an engine named in code, and not one named in a comment or prose', () =
         '// a comment about Postgres and SQLite',
         "import { PgBackend } from '../db/pg/backend.js';",
         "const help = 'the schema of a Postgres store';",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the probe's source holds a template literal
         "if (store.dialect === 'pg') open(`sqlite:${path}`);",
         'const scheme = /^mysql:/;',
       ].join('\n'),
