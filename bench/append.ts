@@ -13,7 +13,7 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { pythonJsonDumps } from '../src/codecs/python-json.js';
 import { type SessionStore, openStore } from '../src/index.js';
 import { pgAppendStatements } from '../src/db/pg/append-statement.js';
-import { pgNames } from '../src/sql/tables.js';
+import { qualifiedNames } from '../src/sql/tables.js';
 
 export interface BenchRow {
   case: string;
@@ -401,7 +401,7 @@ function mysqlRawParams(session: string, i: number): unknown[] {
 }
 
 /** The append statement's text (default schema), as the store sends it. */
-const APPEND_ONE = pgAppendStatements(pgNames()).one;
+const APPEND_ONE = pgAppendStatements(qualifiedNames()).one;
 
 /** The statement's bare parameters as an app would pass them (db/pg/append-statement.ts numbers them). */
 function rawAppendParams(session: string, i: number): unknown[] {

@@ -2,7 +2,8 @@
  * hermes-sessiondb: the Hermes SessionDB contract on SQLite and PostgreSQL.
  */
 export { openStore, openStoreOptionsSchema, type OpenStoreOptions } from './open.js';
-export type { StoreTarget, PostgresClient, PgliteClient } from './db/targets.js';
+export type { StoreTarget } from './db/targets.js';
+export type { PostgresClient, PgliteClient } from './db/pg/engine.js';
 export { postgresSessionSettings } from './db/pg/open.js';
 export {
   SessionStore,
@@ -66,16 +67,18 @@ export {
   decodeSqliteSessionRow,
   decodeSqliteMessageRow,
   decodeSqliteTelegramBindingRow,
-  decodePgSessionRow,
-  decodePgMessageRow,
-  decodePgTelegramBindingRow,
   type SqliteSessionsSelect,
   type SqliteMessagesSelect,
   type SqliteTopicBindingsSelect,
+} from './db/sqlite/rows.js';
+export {
+  decodePgSessionRow,
+  decodePgMessageRow,
+  decodePgTelegramBindingRow,
   type PgSessionsSelect,
   type PgMessagesSelect,
   type PgTopicBindingsSelect,
-} from './repos/rows.js';
+} from './db/pg/rows.js';
 export { SessionRepo } from './repos/sessions.js';
 export { MessageRepo } from './repos/messages.js';
 export { TitleRepo, MAX_TITLE_LENGTH } from './repos/titles.js';

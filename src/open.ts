@@ -1,29 +1,19 @@
 /**
- * `openStore(target, options)`: pick the backend from the URL (or use the client the app passed), open it,
- * migrate, check the search structures, and build the store.
+ * `openStore(target, options)`: validate the options, pick the engine from the URL (or the client the app
+ * passed), let it open the store, then the shared tail: migrate, check the search structures, activate.
  */
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { z } from 'zod';
 import { nowEpochSeconds } from './codecs/time.js';
-import { defaultMigrationsFolder } from './db/migrations.js';
-import { assertHoldsStore, assertLocationExists } from './db/must-exist.js';
-import type { MysqlBackend } from './db/mysql/backend.js';
-import { PgBackend } from './db/pg/backend.js';
-import { PgDialect } from './db/pg/dialect.js';
-import { type OpenedPg, adoptPostgres, openPostgres } from './db/pg/open.js';
-import { SqliteBackend } from './db/sqlite/backend.js';
-import { SqliteDialect } from './db/sqlite/dialect.js';
-import { adoptSqlite, applyBusyTimeout, openSqlite } from './db/sqlite/open.js';
+import { type OpenRequest, type OpenedStore, POOL_OPTIONS } from './db/engine.js';
+import { type ClientTarget, type StoreLocation, engines } from './db/engines.js';
+import { assertHoldsStore } from './db/must-exist.js';
 import { missingSearchStructuresError } from './db/search-structures.js';
-import { type ClassifiedTarget, type StoreTarget, classifyTarget, describeClient } from './db/targets.js';
-import { type StoreLocation, parseStoreUrl, redactUrl } from './db/url.js';
+import { type PickedTarget, type StoreTarget, pickEngine } from './db/targets.js';
 import { DatabaseError, ValidationError } from './errors.js';
-import { type AnySessionStore, SessionStore } from './store.js';
+import type { AnySessionStore } from './store.js';
 import { DEFAULT_RANK_WINDOW } from './repos/search.js';
-import { DEFAULT_PG_SCHEMA, pgSchemaName } from './sql/tables.js';
-
-/** How long SQLite waits for a lock while a store opens (then `busyTimeoutMs`). */
-const OPEN_BUSY_TIMEOUT_MS = 1000;
+import { schemaName } from './sql/tables.js';
 
 export const openStoreOptionsSchema = z
   .object({
@@ -90,7 +80,7 @@ export const openStoreOptionsSchema = z
      * migration history (created if missing). Default: the tables in `public`, as every store had before. Runtime
      * SQL names the schema explicitly, so the connection's search_path does not matter. Refused on SQLite.
      */
-    schema: pgSchemaName.optional(),
+    schema: schemaName.optional(),
     /**
      * Open a store whose search tables, columns, indexes or triggers are gone (typically dropped by
      * `drizzle-kit push`) with a warning instead of MigrationError('MISSING_SEARCH_STRUCTURES'). For reading
@@ -104,28 +94,23 @@ export const openStoreOptionsSchema = z
 
 export type OpenStoreOptions = z.input<typeof openStoreOptionsSchema>;
 
-/** Options that only make sense for a pool we open from a postgres:// URL, and postgres.js' own name for each. */
-const POSTGRES_URL_OPTIONS = {
-  ssl: 'ssl',
-  statementTimeoutMs: 'connection: { statement_timeout }',
-  poolSize: 'max',
-  connectTimeoutSeconds: 'connect_timeout',
-} as const;
-
 /**
- * Refuse an option the target cannot honour, rather than ignore it: ssl and statementTimeoutMs only reach a
- * pool we open; a client the app passed was configured by the app.
+ * Refuse an option the target cannot honour, rather than ignore it: the pool options only reach a pool we
+ * open; a client the app passed was configured by the app.
  */
-function refuseInapplicableOptions(target: ClassifiedTarget, options: OpenStoreOptions, backendName: string): void {
-  if (backendName === 'postgres' && target.kind === 'url') return;
-  for (const [name, postgresJsName] of Object.entries(POSTGRES_URL_OPTIONS)) {
-    if (options[name as keyof typeof POSTGRES_URL_OPTIONS] === undefined) continue;
-    // poolSize and connectTimeoutSeconds are ignored by SQLite and PGlite URLs, as they always were.
-    if (target.kind === 'url' && (name === 'poolSize' || name === 'connectTimeoutSeconds')) continue;
-    let why = `it applies to postgres:// URLs only, not to ${backendName}`;
-    if (target.kind !== 'url') why = `the ${target.kind} client was passed in, so it is configured by the app`;
-    if (target.kind === 'postgres')
-      why += ` (set it where the client is created: postgres(url, { ${postgresJsName} }))`;
+function refuseInapplicableOptions({ engine, location, client }: PickedTarget, options: OpenStoreOptions): void {
+  const taken = location ? engine.urlOptions(location) : [];
+  for (const name of POOL_OPTIONS) {
+    if (options[name] === undefined || taken.includes(name)) continue;
+    let why: string;
+    if (client) {
+      why = `the ${client.kind} client was passed in, so it is configured by the app`;
+      const hint = engine.clientOptionHint?.(client, name);
+      if (hint) why += ` (${hint})`;
+    } else {
+      const takers = engines.flatMap((e) => e.optionSchemes?.(name) ?? []);
+      why = `it applies to ${takers.join(' and ')} URLs only, not to ${location?.backend}`;
+    }
     throw new ValidationError(`options.${name}`, why);
   }
 }
@@ -145,199 +130,56 @@ export async function openStore(target: StoreTarget, options: OpenStoreOptions =
     throw new ValidationError(field, issue?.message ?? 'invalid', { cause: parsedOptions.error });
   }
   const opts = parsedOptions.data;
-  const classified = classifyTarget(target);
-  if (!classified) {
+  const picked = pickEngine(target);
+  if (!picked) {
+    const clients = engines.flatMap((e) => e.clients);
     throw new ValidationError(
       'target',
-      'expected a store URL string, a postgres.js Sql client, a PGlite instance or a better-sqlite3 Database',
+      `expected a store URL string, ${clients.slice(0, -1).join(', ')} or ${clients.at(-1)}`,
     );
   }
-  const location = classified.kind === 'url' ? parseStoreUrl(classified.url) : undefined;
-  refuseInapplicableOptions(classified, options, location?.backend ?? classified.kind);
+  const { engine, location } = picked;
+  refuseInapplicableOptions(picked, options);
   const userClock = opts.clock;
   const clock = userClock ? () => userClock() : nowEpochSeconds;
-  if (opts.mustExist && location) assertLocationExists(location);
+  if (opts.mustExist && location) engine.assertLocationExists(location);
+  const request = picked as OpenRequest<StoreLocation, ClientTarget>;
+  engine.refuseOptions(options, request);
+  const opened = await engine.open(request, opts, clock);
+  await settle(
+    opened,
+    opts,
+    location === undefined || engine.where(location).kind === 'server',
+    engine.searchStructuresPushDrops,
+  );
+  return opened.store;
+}
 
-  const { backend, store } =
-    location?.backend === 'mysql'
-      ? await openMysqlStore(location, opts, clock)
-      : location?.backend === 'sqlite' || classified.kind === 'sqlite'
-        ? openSqliteStore(classified, location, opts, clock)
-        : await openPgStore(classified, location, opts, clock);
-
+/** The shared tail: the checks, the migrations and the settings every engine's store goes through once opened. */
+async function settle(
+  { backend, store, check, serve }: OpenedStore,
+  opts: z.output<typeof openStoreOptionsSchema>,
+  onServer: boolean,
+  pushDrops: string,
+): Promise<void> {
   try {
     // A server database, or a client the app passed, always "exists": the test is whether it holds a store.
-    if (opts.mustExist && (location === undefined || location.backend === 'postgres' || location.backend === 'mysql'))
-      await assertHoldsStore(backend);
-    if (backend instanceof PgBackend) await backend.checkLocale();
+    if (opts.mustExist && onServer) await assertHoldsStore(backend);
+    await check?.();
     if (opts.migrate && !opts.readonly) await store.migrate();
-    await checkSearchStructures(backend, opts.allowMissingSearchStructures);
-    // Only now, with the file accepted, change what is stored in it (SQLite's journal mode).
+    const missing = await backend.missingSearchStructures();
+    if (missing.length > 0) {
+      // Refused, or (for reading a damaged store out) a warning.
+      const error = missingSearchStructuresError(backend.url, pushDrops, missing);
+      if (!opts.allowMissingSearchStructures) throw error;
+      process.emitWarning(error.message, { code: 'HERMES_SESSIONDB_MISSING_SEARCH_STRUCTURES' });
+    }
+    // Only now, with the database accepted, change what is stored in it (SQLite's journal mode).
     await backend.activate();
-    if (backend instanceof SqliteBackend) applyBusyTimeout(backend.client, opts.busyTimeoutMs);
+    serve?.();
   } catch (error) {
     await store.close().catch(() => {});
     // Ours pass unchanged; a driver's error (a statement of the checks refused or timed out) is typed.
     throw DatabaseError.from(error);
   }
-  return store;
-}
-
-/** Refuse (or, for reading a damaged store out, warn about) search structures that the migrations made and something removed. */
-async function checkSearchStructures(
-  backend: SqliteBackend | PgBackend | MysqlBackend,
-  allowMissing: boolean,
-): Promise<void> {
-  const missing = await backend.missingSearchStructures();
-  if (missing.length === 0) return;
-  const error = missingSearchStructuresError(backend.url, backend.dialect, missing);
-  if (!allowMissing) throw error;
-  process.emitWarning(error.message, { code: 'HERMES_SESSIONDB_MISSING_SEARCH_STRUCTURES' });
-}
-
-type ParsedOptions = z.output<typeof openStoreOptionsSchema>;
-type Clock = () => number;
-type Opened = { backend: SqliteBackend | PgBackend | MysqlBackend; store: AnySessionStore };
-
-/** A MySQL/MariaDB store from its URL. */
-async function openMysqlStore(
-  location: Extract<StoreLocation, { backend: 'mysql' }>,
-  opts: ParsedOptions,
-  clock: Clock,
-): Promise<Opened> {
-  if (opts.schema !== undefined)
-    throw new ValidationError(
-      'options.schema',
-      'a Postgres option; a MySQL store is one database (name it in the URL)',
-    );
-  if (opts.readonly) throw new ValidationError('options.readonly', 'an SQLite option; use a read-only MySQL user');
-  // Loaded on demand: mysql2 stays out of SQLite and Postgres users' processes.
-  const [{ openMysql }, { MysqlBackend: Backend }, { MysqlDialect }] = await Promise.all([
-    import('./db/mysql/open.js'),
-    import('./db/mysql/backend.js'),
-    import('./db/mysql/dialect.js'),
-  ]);
-  const opened = await openMysql(location.url, {
-    poolSize: opts.poolSize,
-    connectTimeoutSeconds: opts.connectTimeoutSeconds,
-  });
-  const mysql = new Backend({
-    url: redactUrl(location.url),
-    opened,
-    migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('mysql'),
-  });
-  return {
-    backend: mysql,
-    store: new SessionStore<'mysql'>(mysql, new MysqlDialect(opened), clock, opts.searchRankWindow),
-  };
-}
-
-/** An SQLite store: a file or memory URL, or the app's better-sqlite3 Database. */
-function openSqliteStore(
-  classified: ClassifiedTarget,
-  location: StoreLocation | undefined,
-  opts: ParsedOptions,
-  clock: Clock,
-): Opened {
-  // SQLite has no schemas: refuse rather than ignore an option that promises a layout it cannot have.
-  if (opts.schema !== undefined)
-    throw new ValidationError('options.schema', 'a Postgres option; SQLite has no schemas');
-  // Opening (header read, migrations, journal mode) happens once and may meet other processes doing the
-  // same: it waits for locks as long as it always did. Serving uses the short timeout, set below.
-  const openBusyTimeoutMs = Math.max(opts.busyTimeoutMs, OPEN_BUSY_TIMEOUT_MS);
-  let sqlite: SqliteBackend;
-  if (classified.kind === 'sqlite') {
-    const client = classified.client;
-    const where = describeClient(classified);
-    if (opts.readonly && !client.readonly) {
-      throw new ValidationError(
-        'options.readonly',
-        'the Database passed in is writable: open it with new Database(file, { readonly: true })',
-      );
-    }
-    opts.readonly = client.readonly;
-    const previousBusyTimeout = adoptSqlite(client, where, {
-      busyTimeoutMs: openBusyTimeoutMs,
-      synchronous: opts.synchronous,
-    });
-    sqlite = new SqliteBackend({
-      url: where,
-      client,
-      journalMode: opts.journalMode,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-      writeDeadlineMs: opts.writeDeadlineMs,
-      adopted: { busyTimeoutMs: previousBusyTimeout },
-    });
-  } else {
-    const { path, memory } = location as Extract<typeof location, { backend: 'sqlite' }>;
-    const client = openSqlite(path, memory, {
-      busyTimeoutMs: openBusyTimeoutMs,
-      synchronous: opts.synchronous,
-      readonly: opts.readonly && !memory,
-      mustExist: opts.mustExist,
-    });
-    sqlite = new SqliteBackend({
-      url: memory ? 'sqlite::memory:' : `sqlite:${path}`,
-      client,
-      journalMode: opts.journalMode,
-      migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('sqlite'),
-      writeDeadlineMs: opts.writeDeadlineMs,
-    });
-  }
-  const store = new SessionStore<'sqlite'>(
-    sqlite,
-    new SqliteDialect(sqlite.client, opts.writeDeadlineMs),
-    clock,
-    opts.searchRankWindow,
-  );
-  return { backend: sqlite, store };
-}
-
-/** A Postgres store: a server URL or the app's postgres.js client, a PGlite URL or the app's PGlite instance. */
-async function openPgStore(
-  classified: ClassifiedTarget,
-  location: StoreLocation | undefined,
-  opts: ParsedOptions,
-  clock: Clock,
-): Promise<Opened> {
-  const schema = opts.schema ?? DEFAULT_PG_SCHEMA;
-  let url: string;
-  let driver: 'postgres' | 'pglite';
-  let opened: OpenedPg;
-  if (classified.kind === 'postgres') {
-    url = describeClient(classified);
-    driver = 'postgres';
-    opened = await adoptPostgres(classified.client, url, schema);
-  } else if (classified.kind === 'pglite') {
-    url = describeClient(classified);
-    driver = 'pglite';
-    // Loaded on demand: the WASM package stays out of SQLite and server users' processes.
-    const { adoptPglite } = await import('./db/pg/pglite.js');
-    opened = await adoptPglite(classified.client, url, schema);
-  } else if (location?.backend === 'postgres') {
-    url = redactUrl(location.url);
-    driver = 'postgres';
-    opened = await openPostgres(location.url, {
-      poolSize: opts.poolSize,
-      connectTimeoutSeconds: opts.connectTimeoutSeconds,
-      ssl: opts.ssl,
-      statementTimeoutMs: opts.statementTimeoutMs,
-      schema,
-    });
-  } else {
-    const { dataDir } = location as Extract<typeof location, { backend: 'pglite' }>;
-    url = dataDir === null ? 'pglite:memory' : `pglite:${dataDir}`;
-    driver = 'pglite';
-    const { openPglite } = await import('./db/pg/pglite.js');
-    opened = await openPglite(dataDir, schema);
-  }
-  const pg = new PgBackend({
-    url,
-    driver,
-    opened,
-    migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-    allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
-    schema,
-  });
-  return { backend: pg, store: new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow) };
 }

@@ -10,9 +10,7 @@ import { CallGate, trackedRepository } from './db/ops.js';
 import type { Dialect } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
 import type { DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
-import type { MysqlBackend } from './db/mysql/backend.js';
-import type { PgBackend } from './db/pg/backend.js';
-import type { SqliteBackend } from './db/sqlite/backend.js';
+import type { EngineBackends } from './db/engines.js';
 import {
   SessionDbError,
   SessionNotFoundError,
@@ -75,18 +73,14 @@ export type SearchSessionsOptions = Input<'searchSessionsOptions'>;
 export { sanitizeTitle };
 
 /** The backend behind a store of dialect D: SqliteBackend for 'sqlite', PgBackend for 'pg', MysqlBackend for 'mysql'. */
-export type BackendOf<D extends DialectName> = D extends 'sqlite'
-  ? SqliteBackend
-  : D extends 'mysql'
-    ? MysqlBackend
-    : PgBackend;
+export type BackendOf<D extends DialectName> = EngineBackends[D];
 
 /**
  * What openStore returns: a store whose `backend` narrows with its `dialect`
  * (`if (store.dialect === 'sqlite') store.backend.client`). `SessionStore` (no argument) is the wider type
  * both are assignable to.
  */
-export type AnySessionStore = SessionStore<'sqlite'> | SessionStore<'pg'> | SessionStore<'mysql'>;
+export type AnySessionStore = { [D in DialectName]: SessionStore<D> }[DialectName];
 
 export class SessionStore<D extends DialectName = DialectName> {
   /** The store URL with any password redacted. */

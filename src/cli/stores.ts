@@ -1,6 +1,6 @@
 /** How the commands open stores: created and migrated only by the commands that write, otherwise only read. */
 import fs from 'node:fs';
-import { parseStoreUrl, redactUrl } from '../db/url.js';
+import { readStoreUrl, redactUrl } from '../db/url.js';
 import { StoreNotFoundError } from '../errors.js';
 import type { SessionStore } from '../store.js';
 import { openStore } from './lazy.js';
@@ -16,24 +16,26 @@ export async function using(store: SessionStore, body: (store: SessionStore) => 
 }
 
 /**
- * The open options that put a Postgres or PGlite store in `schema` (the `--schema` flags). Given for an SQLite
- * store it is a usage error: SQLite has no schemas, and ignoring the flag would quietly read another store.
+ * The open options that put a store in `schema` (the `--schema` flags). Given for a store of an engine without
+ * schemas it is a usage error: ignoring the flag would quietly read another store.
  */
 export function inSchema(url: string, schema: string | undefined): { schema?: string } {
   if (schema === undefined) return {};
-  if (parseStoreUrl(url).backend === 'sqlite') {
-    throw new UsageError(
-      `--schema applies to Postgres and PGlite stores; ${redactUrl(url)} is SQLite, which has no schemas`,
-    );
+  const { engine } = readStoreUrl(url);
+  if (!engine.hasSchemas) {
+    throw new UsageError(`--schema does not apply to ${redactUrl(url)}: a ${engine.name} store, which has no schemas`);
   }
   return { schema };
 }
 
-/** SQLite files are opened read-only by the commands that only read them: not even the journal mode changes. */
-export const readsAsFile = (url: string) => {
-  const location = parseStoreUrl(url);
-  return location.backend === 'sqlite' && !location.memory;
+/** Where a store URL points (a file, a directory, memory, a server). */
+export const placeOf = (url: string) => {
+  const { engine, location } = readStoreUrl(url);
+  return engine.where(location);
 };
+
+/** Files are opened read-only by the commands that only read them: not even the journal mode changes. */
+export const readsAsFile = (url: string) => placeOf(url).kind === 'file';
 
 /** Run `body` on the store at `url`, created if missing and (unless `migrate` is false) migrated first. */
 export async function withStore(
@@ -56,13 +58,13 @@ export async function readingStore(
 
 /** A Hermes state.db (not one of our stores): an SQLite file without our migration history. */
 export async function isHermesFile(url: string): Promise<string | null> {
-  const location = parseStoreUrl(url);
-  if (location.backend !== 'sqlite' || location.memory || !fs.existsSync(location.path)) return null;
+  const place = placeOf(url);
+  if (place.kind !== 'file' || !fs.existsSync(place.path)) return null;
   let store: SessionStore | undefined;
   try {
     store = await openStore(url, { migrate: false, readonly: true });
     const status = await store.migrationStatus();
-    return status.applied.length > 0 || status.unknownHashes.length > 0 ? null : location.path;
+    return status.applied.length > 0 || status.unknownHashes.length > 0 ? null : place.path;
   } catch {
     return null; // not readable as SQLite: let openStore report it
   } finally {

@@ -22,7 +22,7 @@ export function isStructured(content: unknown): content is Exclude<MessageConten
  * the marker and a JSON string, so that it reads back as that string, here and in Hermes (whose decoder
  * returns whatever the JSON holds), instead of as the structured value its tail may spell.
  */
-export function encodeSqliteContent(content: MessageContentInput | null | undefined): string | null {
+export function encodeStoredContent(content: MessageContentInput | null | undefined): string | null {
   if (content === null || content === undefined) return null;
   if (isStructured(content) || content.startsWith(STRUCTURED_PREFIX))
     return STRUCTURED_PREFIX + pythonJsonDumps(content);
@@ -30,7 +30,7 @@ export function encodeSqliteContent(content: MessageContentInput | null | undefi
 }
 
 /** Read SQLite TEXT content: the `"\x00json:"` form becomes the value; text that fails to parse stays text. */
-export function decodeSqliteContent(stored: string | null): MessageContent | null {
+export function decodeStoredContent(stored: string | null): MessageContent | null {
   if (stored === null || !stored.startsWith(STRUCTURED_PREFIX)) return stored;
   try {
     return JSON.parse(stored.slice(STRUCTURED_PREFIX.length)) as MessageContent;

@@ -56,12 +56,12 @@ export function epochSecondsToDatetime(value: number): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, -1)}`;
 }
 
-const PG_TIMESTAMPTZ =
+const TIMESTAMPTZ_TEXT =
   /^(\d{4,})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:(Z)|([+-])(\d{2})(?::?(\d{2}))?(?::?(\d{2}))?)?$/;
 
 /** Postgres `timestamptz` output text (any session time zone) -> epoch seconds, exact to the microsecond. */
 export function timestamptzToEpochSeconds(text: string): number {
-  const m = PG_TIMESTAMPTZ.exec(text.trim());
+  const m = TIMESTAMPTZ_TEXT.exec(text.trim());
   if (!m) throw new RangeError(`unrecognised timestamptz value: ${JSON.stringify(text)}`);
   const [, y, mo, d, h, mi, s, frac, , sign, oh, om, os] = m;
   const year = Number(y);

@@ -22,6 +22,11 @@ export interface BulkLimits {
   readonly textBytes: ReadonlyMap<string, number>;
   /** The most bytes one statement may carry (MySQL's max_allowed_packet, read from the server), or null. */
   readonly statementBytes: number | null;
+  /**
+   * NUL (U+0000) is kept only in message text, escaped (Postgres): the transfers' `onNul` applies, and NUL in
+   * an identifier or label is refused. False: NUL is stored as any other character.
+   */
+  readonly nulOnlyInMessageText: boolean;
 }
 
 /** A statement's own text beyond its rows (the INSERT head and conflict tail) and the protocol's framing. */
@@ -34,26 +39,6 @@ export const YEAR_1 = -62_135_596_800;
 export const YEAR_1000 = -30_610_224_000;
 export const YEAR_10000 = 253_402_300_800;
 const MILLISECOND_LOOKING = 1e12;
-
-/** SQLite: any number but NaN (it binds as NULL), text of any length. */
-export const SQLITE_LIMITS: BulkLimits = {
-  time: null,
-  integers: false,
-  int32: new Set(),
-  finiteReals: false,
-  textBytes: new Map(),
-  statementBytes: null,
-};
-
-/** Postgres and PGlite: timestamptz through our codec, bigint counters, a 32-bit token_count, double precision. */
-export const PG_LIMITS: BulkLimits = {
-  time: { first: YEAR_1, end: YEAR_10000, years: 'years 1 to 9999' },
-  integers: true,
-  int32: new Set(['messages.token_count']),
-  finiteReals: true,
-  textBytes: new Map(),
-  statementBytes: null,
-};
 
 const rounded = (seconds: number) => Math.round(seconds * 1_000_000) / 1_000_000;
 

@@ -276,6 +276,13 @@ export interface Dialect {
    * on SQLite, where a write transaction holds the whole database).
    */
   readonly forUpdate: SQL;
+  /** Descending order with NULLs last, as the listing indexes hold them (Postgres: DESC NULLS LAST). */
+  readonly descNullsLast: SQL;
+  /**
+   * Whether list_sessions_rich projects the compression tips in the page's own statement (one round trip;
+   * Postgres), rather than a second statement for the compression roots only (cheaper on SQLite).
+   */
+  readonly tipsInListingPage: boolean;
   /**
    * Fresh planner statistics for every table of the store, after a bulk load (import, copy, a migration's
    * backfill) changed them wholesale: Postgres and PGlite ANALYZE, MySQL ANALYZE TABLE; nothing on SQLite.

@@ -15,10 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import { MigrationError } from '../errors.js';
 
-/** Every engine family this package ships migrations for: the one list of their names. */
-export const DIALECT_NAMES = ['sqlite', 'pg', 'mysql'] as const;
-/** An engine family's name: `store.dialect`, a migrations folder under `drizzle/`. */
-export type DialectName = (typeof DIALECT_NAMES)[number];
+import type { DialectName } from './engines.js';
+
+export { DIALECT_NAMES, type DialectName } from './engines.js';
 /** The same union under the name it was first exported as. */
 export type Dialect = DialectName;
 
@@ -191,19 +190,13 @@ export function assertAllRecorded(local: MigrationFile[], recordedHashes: Iterab
   }
 }
 
-export function foreignDatabaseError(where: string, dialect: Dialect): MigrationError {
-  const host =
-    dialect === 'pg'
-      ? 'An application with its own "sessions" table can host the store in another Postgres schema ' +
-        "(openStore option { schema: 'hermes' })."
-      : dialect === 'mysql'
-        ? 'An application with its own "sessions" table can host the store in a database of its own.'
-        : 'An application with its own "sessions" table can keep the store in a database file of its own.';
+/** `advice`: where an application with its own "sessions" table keeps the store on this engine. */
+export function foreignDatabaseError(where: string, advice: string): MigrationError {
   return new MigrationError(
     'FOREIGN_DATABASE',
     `${where} already has a "sessions" table but no hermes-sessiondb migration history. ` +
       "It is probably a Hermes state.db or another application's database. Open it with { migrate: false } " +
-      `to read it as it is, or import it into a new store with \`hermes-sessiondb import\`. ${host}`,
+      `to read it as it is, or import it into a new store with \`hermes-sessiondb import\`. ${advice}`,
   );
 }
 

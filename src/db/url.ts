@@ -1,21 +1,11 @@
 /**
- * Store URLs: which backend to open, and how to print a URL without its password.
- *
- *   sqlite:<path> | sqlite://<path> | <bare path> | :memory: | sqlite::memory:   better-sqlite3
- *   postgres://… | postgresql://…                                               postgres.js pool
- *   pglite:<dir> | pglite://<dir> | pglite:memory[:]                            embedded Postgres
- *   mysql://… | mariadb://…                                                      mysql2 pool
+ * Store URLs: which engine reads one (each engine's descriptor parses its own schemes, see docs/api.md for the
+ * forms), and how to print a URL without its password.
  */
 import { InvalidUrlError } from '../errors.js';
+import { type AnyEngine, type StoreLocation, engines } from './engines.js';
 
-export type StoreLocation =
-  | { backend: 'sqlite'; path: string; memory: boolean }
-  | { backend: 'postgres'; url: string }
-  | { backend: 'pglite'; dataDir: string | null }
-  | { backend: 'mysql'; url: string };
-
-/** The pglite: URL forms of an in-memory instance (no data directory). */
-const IN_MEMORY_PGLITE = new Set(['memory', ':memory:', 'memory:']);
+export type { StoreLocation };
 
 /** Query parameters whose values are credentials: password, sslpassword, passfile, tokens, secrets. */
 const SECRET_PARAM = /pass|secret|token/i;
@@ -41,15 +31,17 @@ function decodeOrKeep(part: string): string {
 }
 
 /**
- * Where the authority of a URL-like string starts: after the first `://`, or after `postgres:` written without
- * slashes. -1 when there is none (an SQLite path, `pglite:dir`).
+ * Where the authority of a URL-like string starts: after the first `://`, or after a scheme an engine reads
+ * without slashes (its `bareAuthority`). -1 when there is none (a file path, a data directory).
  */
 function authorityStart(url: string): number {
   // The URL's own scheme first: a password may itself hold `://` (postgres:app:pw://x@host).
   const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(url);
   if (scheme) return scheme[0].length;
-  const bare = /^\s*postgres(?:ql)?:/i.exec(url);
-  if (bare) return bare[0].length;
+  for (const engine of engines) {
+    const bare = engine.bareAuthority?.exec(url);
+    if (bare) return bare[0].length;
+  }
   const slashes = url.indexOf('://');
   return slashes >= 0 ? slashes + 3 : -1;
 }
@@ -99,9 +91,11 @@ function urlSecrets(url: string): string[] {
   };
   const password = rawPassword(url);
   if (password) add(url.slice(password.start, password.end));
-  for (const parse of [() => new URL(url), () => postgresJsUrl(url).parsed]) {
+  // As the URL parser reads it, and as each driver does.
+  const readings = [(u: string) => [new URL(u).password], ...engines.flatMap((e) => e.urlPasswords ?? [])];
+  for (const read of readings) {
     try {
-      add(parse().password);
+      for (const password of read(url)) add(password);
     } catch {
       // Not a URL to this parser: the forms as written are all there is.
     }
@@ -154,85 +148,34 @@ export function scrubErrorSecrets<T>(error: T, url: string): T {
   return error;
 }
 
-/**
- * Parse a postgres:// URL as postgres.js 3.4 does (src/index.js, parseUrl): the host list runs from the first
- * `@` to the first `/` or `?`, and only its first host is given to the URL parser. Throws when postgres.js would.
- */
-function postgresJsUrl(url: string): { parsed: URL; hosts: string } {
-  let hosts = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0] ?? '';
-  hosts = decodeURIComponent(hosts.slice(hosts.indexOf('@') + 1));
-  const parsed = new URL(url.replace(hosts, hosts.split(',')[0] ?? ''));
-  decodeURIComponent(parsed.username);
-  decodeURIComponent(parsed.password);
-  return { parsed, hosts };
-}
-
-/** Why postgres.js would not take this postgres:// URL (or would misread it), or null when it takes it. */
-function postgresUrlProblem(url: string): string | null {
-  let parsed: URL;
-  let hosts: string;
-  try {
-    ({ parsed, hosts } = postgresJsUrl(url));
-  } catch {
-    return 'not a valid postgres:// URL (percent-encode any of : / @ ? # % in the user name or password)';
-  }
-  // postgres.js ends the user info at the first @, the URL parser at the last: with a host list, the rest of
-  // the password would become host names to look up and connect to.
-  if (hosts.includes(',') && hosts.includes('@')) {
-    return 'with several hosts, an @ in the user name or password must be percent-encoded (%40)';
-  }
-  if (!parsed.hostname && !parsed.searchParams.get('host')) return 'no host';
-  return null;
-}
-
-export function parseStoreUrl(url: string): StoreLocation {
+/** The engine that reads `url`, and its location. Throws InvalidUrlError for a URL no engine takes. */
+export function readStoreUrl(url: string): { engine: AnyEngine; location: StoreLocation } {
   if (typeof url !== 'string' || url.trim() === '') {
     // A URL object's text would carry its password.
     throw new InvalidUrlError(redactUrl(String(url)), 'expected a non-empty string');
   }
   if (url.includes('\0')) throw new InvalidUrlError(redactUrl(url).replace(/\0/g, '\\0'), 'contains a NUL byte');
-
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    const problem = postgresUrlProblem(url);
-    if (problem) throw new InvalidUrlError(redactUrl(url), problem);
-    return { backend: 'postgres', url };
-  }
-  if (/^\s*postgres(ql)?:/i.test(url)) {
-    throw new InvalidUrlError(redactUrl(url), 'a Postgres URL starts with postgres:// or postgresql://');
-  }
-
-  if (/^(mysql|mariadb):\/\//i.test(url)) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
+  const reader = {
+    refuse(reason: string): never {
+      throw new InvalidUrlError(redactUrl(url), reason);
+    },
+    unsupported(): never {
+      const schemes = engines.flatMap((e) => e.schemes);
       throw new InvalidUrlError(
         redactUrl(url),
-        'not a valid mysql:// URL (percent-encode any of : / @ ? # % in the user name or password)',
+        `unsupported scheme (use ${schemes.slice(0, -1).join(', ')} or ${schemes.at(-1)})`,
       );
-    }
-    if (!parsed.hostname) throw new InvalidUrlError(redactUrl(url), 'no host');
-    if (parsed.pathname.replace(/^\//, '') === '') throw new InvalidUrlError(redactUrl(url), 'no database name');
-    return { backend: 'mysql', url };
+    },
+  };
+  for (const engine of engines) {
+    const location = engine.parseUrl(url, reader);
+    if (location) return { engine, location };
   }
+  const bare = engines.find((e) => e.parseBarePath);
+  if (!bare?.parseBarePath) return reader.unsupported();
+  return { engine: bare, location: bare.parseBarePath(url, reader) };
+}
 
-  const pglite = /^pglite:(?:\/\/)?(.*)$/i.exec(url);
-  if (pglite) {
-    const dir = pglite[1] ?? '';
-    if (dir === '') throw new InvalidUrlError(url, 'pglite: needs a data directory or "memory"');
-    // "memory:" too, by analogy with sqlite::memory: (it once made a directory literally named "memory:").
-    return { backend: 'pglite', dataDir: IN_MEMORY_PGLITE.has(dir) ? null : dir };
-  }
-
-  const sqlite = /^sqlite:(?:\/\/)?(.*)$/i.exec(url);
-  const path = sqlite ? (sqlite[1] ?? '') : url;
-  if (path === '') throw new InvalidUrlError(url, 'sqlite: needs a file path or ":memory:"');
-  if (/^\s*[a-z][a-z0-9+.-]*:\/\//i.test(path)) {
-    throw new InvalidUrlError(
-      redactUrl(url),
-      'unsupported scheme (use sqlite:, postgres://, postgresql://, pglite:, mysql:// or mariadb://)',
-    );
-  }
-  const memory = path === ':memory:';
-  return { backend: 'sqlite', path: memory ? ':memory:' : path, memory };
+export function parseStoreUrl(url: string): StoreLocation {
+  return readStoreUrl(url).location;
 }

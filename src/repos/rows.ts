@@ -2,10 +2,6 @@
 import { pyLen, pySlice, pyStrip } from '../codecs/python-text.js';
 import type { ValueDecoders } from '../db/dialect.js';
 import type { Row } from '../db/ops.js';
-import { pgValueDecoders } from '../db/pg/dialect.js';
-import { sqliteValueDecoders } from '../db/sqlite/dialect.js';
-import type * as pgTables from '../schema/pg.js';
-import type * as sqliteTables from '../schema/sqlite.js';
 import { HERMES_SESSION_COLUMNS } from '../schema/hermes-columns.js';
 import type { HandoffStatus, MessageRow, RichSessionRow, SessionRow, TelegramTopicBinding } from '../types.js';
 
@@ -280,58 +276,9 @@ export function decodeBinding(r: Row, d: ValueDecoders): TelegramTopicBinding {
   };
 }
 
-// ── Rows an app selects through its own Drizzle instance ──
-// Drizzle hands back the tables' columns under their camelCase names, values as the driver gives them
-// (SQLite: JSON as text, structured content behind the "\x00json:" marker; Postgres: NUL escaped in text
-// and JSON strings, structured content in content_json). These give exactly what the store's reads give.
-
-/** A sessions row as an app's Drizzle instance selects it from our SQLite tables. */
-export type SqliteSessionsSelect = typeof sqliteTables.sessions.$inferSelect;
-/** A messages row as an app's Drizzle instance selects it from our SQLite tables. */
-export type SqliteMessagesSelect = typeof sqliteTables.messages.$inferSelect;
-export type SqliteTopicBindingsSelect = typeof sqliteTables.telegramDmTopicBindings.$inferSelect;
-/** A sessions row as an app's Drizzle instance selects it from our Postgres tables. */
-export type PgSessionsSelect = typeof pgTables.sessions.$inferSelect;
-/** A messages row as an app's Drizzle instance selects it from our Postgres tables. */
-export type PgMessagesSelect = typeof pgTables.messages.$inferSelect;
-export type PgTopicBindingsSelect = typeof pgTables.telegramDmTopicBindings.$inferSelect;
-
 /** camelCase column keys back to the column names the decoders read (contentJson -> content_json). */
-function byColumnName(row: object): Row {
+export function byColumnName(row: object): Row {
   const out: Row = {};
   for (const [key, value] of Object.entries(row)) out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
   return out;
-}
-
-/** A full `sessions` row selected with Drizzle from our SQLite tables, as `store.getSession` returns it. */
-export function decodeSqliteSessionRow(row: SqliteSessionsSelect): SessionRow {
-  return decodeSession(byColumnName(row), sqliteValueDecoders);
-}
-
-/** A full `messages` row selected with Drizzle from our SQLite tables, as `store.getMessages` returns it. */
-export function decodeSqliteMessageRow(row: SqliteMessagesSelect): MessageRow {
-  return decodeMessage(byColumnName(row), sqliteValueDecoders);
-}
-
-/** A `telegram_dm_topic_bindings` row from our SQLite tables, as `store.getTelegramTopicBinding` returns it. */
-export function decodeSqliteTelegramBindingRow(row: SqliteTopicBindingsSelect): TelegramTopicBinding {
-  return decodeBinding(byColumnName(row), sqliteValueDecoders);
-}
-
-/** A full `sessions` row selected with Drizzle from our Postgres tables, as `store.getSession` returns it. */
-export function decodePgSessionRow(row: PgSessionsSelect): SessionRow {
-  return decodeSession(byColumnName(row), pgValueDecoders);
-}
-
-/**
- * A full `messages` row selected with Drizzle from our Postgres tables, as `store.getMessages` returns it.
- * JSON values are decoded in place (only when they hold an escaped NUL).
- */
-export function decodePgMessageRow(row: PgMessagesSelect): MessageRow {
-  return decodeMessage(byColumnName(row), pgValueDecoders);
-}
-
-/** A `telegram_dm_topic_bindings` row from our Postgres tables, as `store.getTelegramTopicBinding` returns it. */
-export function decodePgTelegramBindingRow(row: PgTopicBindingsSelect): TelegramTopicBinding {
-  return decodeBinding(byColumnName(row), pgValueDecoders);
 }

@@ -365,9 +365,8 @@ export class SessionRepo {
     }
     const project = o.projectCompressionTips && !o.includeChildren;
     const maintained = this.activityMaintained();
-    // Postgres: the tips in the page's own statement (one round trip); SQLite: a second statement for the
-    // compression roots only, cheaper than the outer join over every row.
-    const tipsInPage = project && d.name === 'pg';
+    // The tips in the page's own statement, or a second statement for the compression roots only.
+    const tipsInPage = project && d.tipsInListingPage;
     return d.read(function* () {
       const withColumns = yield* maintained();
       const query = listingQuery(d, {

@@ -35,7 +35,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../codecs/time.js';
 import { ValidationError } from '../errors.js';
-import { pgSchemaName } from '../sql/tables.js';
+import { schemaName as validSchemaName } from '../sql/tables.js';
 
 type EpochSecondsValues = { data: number; driverData: string };
 
@@ -220,7 +220,7 @@ export type HermesPgTables = typeof defaultTables;
  */
 export function hermesPgTables(schemaName?: string): HermesPgTables {
   if (schemaName === undefined || schemaName === 'public') return defaultTables;
-  const checked = pgSchemaName.safeParse(schemaName);
+  const checked = validSchemaName.safeParse(schemaName);
   if (!checked.success)
     throw new ValidationError('schemaName', checked.error.issues[0]?.message ?? 'invalid', { cause: checked.error });
   let tables = bySchema.get(schemaName);

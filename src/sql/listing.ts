@@ -68,9 +68,9 @@ export interface ListingQuery {
  * idx_sessions_chain_last_active instead of a walk over every chain.
  */
 export function listingQuery(d: Dialect, q: ListingQuery): SQL {
-  // Postgres sorts NULLs first in DESC order; its indexes (as drizzle-kit writes them) and SQLite put them last.
-  // No key is NULL (started_at is NOT NULL, chain_last_active is always set): the same order, and the index serves it.
-  const desc = d.name === 'pg' ? sql`DESC NULLS LAST` : sql`DESC`;
+  // No key is NULL (started_at is NOT NULL, chain_last_active is always set): NULLs last is the same order,
+  // spelled as the indexes hold it so that they serve it.
+  const desc = d.descNullsLast;
   const kept = d.activity.of('s');
   // The page's keys as the activity index holds them (MySQL: session_activity's copies of started_at and id).
   const keys = q.byActivity

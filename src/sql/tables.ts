@@ -7,20 +7,20 @@ import { type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 
 /** The schema of the default layout (the tables every store had before the `schema` option). */
-export const DEFAULT_PG_SCHEMA = 'public';
+export const DEFAULT_SCHEMA = 'public';
 
 /**
  * A schema name for `openStore(url, { schema })`: a plain lower-case identifier (so it needs no quoting rules
  * anyone could get wrong), not a system schema, and not `hermes_sessiondb` (the default layout's migration history).
  */
-export const pgSchemaName = z
+export const schemaName = z
   .string()
   .regex(
     /^[a-z_][a-z0-9_]{0,62}$/,
     'must be a lower-case identifier: a-z, 0-9 and _, not starting with a digit, at most 63 characters',
   )
-  .refine((name) => !name.startsWith('pg_'), 'names starting with pg_ are reserved by PostgreSQL')
-  .refine((name) => name !== 'information_schema', 'information_schema is reserved by PostgreSQL')
+  .refine((name) => !name.startsWith('pg_'), 'names starting with pg_ are reserved for system schemas')
+  .refine((name) => name !== 'information_schema', 'information_schema is a system schema')
   .refine(
     (name) => name !== 'hermes_sessiondb',
     "hermes_sessiondb is reserved for the default layout's migration history",
@@ -39,7 +39,7 @@ export interface TableNames {
 }
 
 /** The Postgres names: the tables, plus the functions runtime SQL calls. */
-export interface PgNames extends TableNames {
+export interface QualifiedNames extends TableNames {
   readonly schema: string;
   /** `message_search_text(...)` (migration 0002), qualified. */
   searchText(args: SQL): SQL;
@@ -67,11 +67,11 @@ export const quotedSchema = (schema: string): SQL => sql.raw(quoteIdent(schema))
 export const qualifiedName = (schema: string, name: string): SQL =>
   sql.raw(`${quoteIdent(schema)}.${quoteIdent(name)}`);
 
-export function sqliteTableNames(): TableNames {
+export function bareTableNames(): TableNames {
   return Object.fromEntries(Object.entries(TABLES).map(([key, name]) => [key, sql.raw(name)])) as unknown as TableNames;
 }
 
-export function pgNames(schema: string = DEFAULT_PG_SCHEMA): PgNames {
+export function qualifiedNames(schema: string = DEFAULT_SCHEMA): QualifiedNames {
   const q = (name: string) => `${quoteIdent(schema)}.${quoteIdent(name)}`;
   const tables = Object.fromEntries(
     Object.entries(TABLES).map(([key, name]) => [key, sql.raw(q(name))]),

@@ -225,12 +225,12 @@ export async function transferRows(
   const modes = await source.topicModes();
   const bindings = await source.topicBindings();
 
-  const nulMode = store.dialect === 'pg' ? (options.onNul ?? 'keep') : null;
-  const checkNul = nulMode === 'refuse' || nulMode === 'keep';
   // One pass over the source before the first write: NUL Postgres cannot keep, and every value the store's
   // columns cannot hold (a millisecond timestamp, text that is no number, a key too long, a row past MySQL's
   // max_allowed_packet). Either would otherwise fail a page after the sessions went in.
   const limits = await store.imports.limits();
+  const nulMode = limits.nulOnlyInMessageText ? (options.onNul ?? 'keep') : null;
+  const checkNul = nulMode === 'refuse' || nulMode === 'keep';
   const nulFound: string[] = [];
   const unfit: UnfitValue[] = [];
   let unfitCount = 0;

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto';
 // SQLite reads resolve without leaving the microtask queue: timers and I/O get their turn between pages.
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { decodeSqliteContent } from '../codecs/content.js';
+import { decodeStoredContent } from '../codecs/content.js';
 import { parseStoredJson } from '../codecs/json.js';
 import { roundToMicros } from '../codecs/time.js';
 import { type RawRow, rawCount, rawNumber, rawText } from '../repos/import.js';
@@ -123,7 +123,7 @@ function normaliseMessage(r: RawRow): unknown[] {
     num(r.id),
     str(r.session_id),
     str(r.role) ?? 'unknown',
-    decodeSqliteContent(str(r.content)),
+    decodeStoredContent(str(r.content)),
     str(r.tool_call_id),
     json(r.tool_calls),
     str(r.tool_name),

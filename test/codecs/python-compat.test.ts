@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeSqliteContent, encodeSqliteContent } from '../../src/codecs/content.js';
+import { decodeStoredContent, encodeStoredContent } from '../../src/codecs/content.js';
 import { pythonFloatRepr, pythonJsonDumps } from '../../src/codecs/python-json.js';
 import { PY_WS, pyLen, pySlice, pyStrip } from '../../src/codecs/python-text.js';
 import { TitleTooLongError, openStore, sanitizeTitle } from '../../src/index.js';
@@ -79,11 +79,11 @@ describe('python json.dumps', () => {
 
   it('round-trips structured content through the "\\x00json:" form', () => {
     const parts = [{ type: 'text', text: 'ü' }];
-    const stored = encodeSqliteContent(parts)!;
+    const stored = encodeStoredContent(parts)!;
     expect(stored).toBe('\u0000json:[{"type": "text", "text": "\\u00fc"}]');
-    expect(decodeSqliteContent(stored)).toEqual(parts);
-    expect(decodeSqliteContent('\u0000json:{broken')).toBe('\u0000json:{broken');
-    expect(decodeSqliteContent('plain')).toBe('plain');
+    expect(decodeStoredContent(stored)).toEqual(parts);
+    expect(decodeStoredContent('\u0000json:{broken')).toBe('\u0000json:{broken');
+    expect(decodeStoredContent('plain')).toBe('plain');
   });
 });
 

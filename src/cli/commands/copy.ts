@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { parseStoreUrl, redactUrl } from '../../db/url.js';
+import { redactUrl } from '../../db/url.js';
 import { copyStore } from '../lazy.js';
 import { fmt, progressPrinter } from '../progress.js';
 import {
@@ -14,15 +14,14 @@ import {
   UsageError,
   verdict,
 } from '../shared.js';
-import { isHermesFile, openSourceStore, withStore } from '../stores.js';
+import { isHermesFile, openSourceStore, placeOf, withStore } from '../stores.js';
 
-/** Two URLs naming the same database (an in-memory SQLite store is never shared). */
+/** Two URLs naming the same database (an in-memory store is never shared). */
 function sameStore(a: string, b: string): boolean {
   const identity = (url: string) => {
-    const l = parseStoreUrl(url);
-    if (l.backend === 'sqlite') return l.memory ? null : `sqlite:${path.resolve(l.path)}`;
-    if (l.backend === 'pglite') return l.dataDir === null ? null : `pglite:${path.resolve(l.dataDir)}`;
-    return l.url;
+    const place = placeOf(url);
+    if (place.kind === 'memory') return null;
+    return place.kind === 'server' ? place.url : `${place.kind}:${path.resolve(place.path)}`;
   };
   const x = identity(a);
   return x !== null && x === identity(b);

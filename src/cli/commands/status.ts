@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { parseStoreUrl } from '../../db/url.js';
 import { openStore } from '../lazy.js';
 import { type CliContext, dbOption } from '../shared.js';
-import { inSchema, readsAsFile, using } from '../stores.js';
+import { inSchema, placeOf, readsAsFile, using } from '../stores.js';
 
 /** `status`: the applied and pending migrations of a store, which it never creates or migrates. */
 export function statusCommand(program: Command, cli: CliContext): Command {
@@ -13,7 +12,7 @@ export function statusCommand(program: Command, cli: CliContext): Command {
     .addHelpText('after', '\nExample:\n  hermes-sessiondb status --db pglite:./pgdata')
     .action(async (o: { db: string }) => {
       // Never creates a file or directory; on a server an empty database is reported (all pending), not refused.
-      const mustExist = parseStoreUrl(o.db).backend !== 'postgres';
+      const mustExist = placeOf(o.db).kind !== 'server';
       const options = { migrate: false, mustExist, readonly: readsAsFile(o.db), ...inSchema(o.db, cli.schema()) };
       await using(await openStore(o.db, options), async (store) => {
         const s = await store.migrationStatus();

@@ -8,7 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { activityInTable } from '../../sql/activity.js';
 import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
-import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { decodeStoredContent, encodeStoredContent } from '../../codecs/content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
@@ -17,7 +17,7 @@ import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import { mysqlSearch } from './search.js';
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
-import { sqliteTableNames } from '../../sql/tables.js';
+import { bareTableNames } from '../../sql/tables.js';
 import { MYSQL_ID_BYTES, MYSQL_KEY_BYTES, MYSQL_STATE_BYTES, MYSQL_TITLE_BYTES } from '../../schema/mysql.js';
 import { type BulkLimits, STATEMENT_OVERHEAD_BYTES, YEAR_1000, YEAR_10000, rowBytes } from '../bulk-fit.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
@@ -60,6 +60,7 @@ const MYSQL_LIMITS: BulkLimits = {
     ['telegram_dm_topic_bindings.managed_mode', MYSQL_STATE_BYTES],
   ]),
   statementBytes: MYSQL_DEFAULT_PACKET,
+  nulOnlyInMessageText: false,
 };
 
 const ANALYZE_TABLES =
@@ -76,7 +77,7 @@ export const mysqlValueDecoders: ValueDecoders = {
   int: (v) => (v === null || v === undefined ? 0 : num(v)),
   intOrNull: (v) => (v === null || v === undefined ? null : num(v)),
   bool: (v) => (v === null || v === undefined ? null : Boolean(num(v))),
-  content: (row) => decodeSqliteContent((row.content as string | null) ?? null),
+  content: (row) => decodeStoredContent((row.content as string | null) ?? null),
   freeText: (v) => (v === null || v === undefined ? null : String(v)),
   storedContent: (row) => (row.content === null || row.content === undefined ? null : String(row.content)),
   jsonText: (v) => (v === null || v === undefined ? null : String(v)),
@@ -99,7 +100,9 @@ const structuredBody = (a: string) => sql.raw(`SUBSTRING(${a}.content, 7)`);
 
 export class MysqlDialect implements Dialect {
   readonly name = 'mysql' as const;
-  readonly t = sqliteTableNames();
+  readonly descNullsLast = sql`DESC`;
+  readonly tipsInListingPage = false;
+  readonly t = bareTableNames();
   readonly decode = mysqlValueDecoders;
   readonly search = mysqlSearch(this.t, {
     asciiLower,
@@ -244,7 +247,7 @@ export class MysqlDialect implements Dialect {
   readonly storedContentColumns = sql.raw('content');
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
     columns: sql`content`,
-    values: sql`${encodeSqliteContent(content)}`,
+    values: sql`${encodeStoredContent(content)}`,
   });
   messageColumns = (a: string) => messageColumnList(a);
   replayColumns = (a: string) => replayColumnList(a);

@@ -26,6 +26,10 @@ import {
   readMigrations,
 } from '../migrations.js';
 
+/** Where an app whose database already has a "sessions" table keeps the store instead. */
+const FOREIGN_DATABASE_ADVICE =
+  'An application with its own "sessions" table can host the store in a database of its own.';
+
 /** Statement-level progress of migrations not yet recorded as applied. */
 export const MYSQL_STEPS_TABLE = '__hermes_sessiondb_migration_steps';
 
@@ -109,7 +113,7 @@ async function runMigrations(c: Connection, options: MysqlMigrateOptions): Promi
   try {
     const recorded = await recordedHashes(c);
     if (recorded.length === 0 && !(await tableExists(c, MYSQL_STEPS_TABLE)) && (await tableExists(c, 'sessions')))
-      throw foreignDatabaseError(options.where, 'mysql');
+      throw foreignDatabaseError(options.where, FOREIGN_DATABASE_ADVICE);
     const plan = planMigrations(local, recorded);
     assertNoUnknownMigrations(plan, options.where, `\`${HISTORY_TABLE}\``);
     await c.query(

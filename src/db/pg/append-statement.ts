@@ -13,7 +13,7 @@ import { encodePgJsonText, encodePgText } from './nul-escape.js';
 import { epochSecondsToTimestamptz } from '../../codecs/time.js';
 import type { AppendedMessage } from '../dialect.js';
 import { jsonIfTruthy } from '../../sql/messages.js';
-import type { PgNames } from '../../sql/tables.js';
+import type { QualifiedNames } from '../../sql/tables.js';
 
 /** Parameter values as Postgres is sent them: the dialect's typed slots and the append statement share these. */
 export const pgParam = {
@@ -79,7 +79,7 @@ export interface PgAppendStatements {
 export const SESSION_PARAM = at('sessionId');
 
 /** The append statements for a store's tables (`t`: its schema's names), compiled once. */
-export function pgAppendStatements(t: PgNames): PgAppendStatements {
+export function pgAppendStatements(t: QualifiedNames): PgAppendStatements {
   const compiler = new DrizzlePgCompiler();
   const placeholder = (name: ParamName) => typed(sql`${sql.placeholder(name)}`, name);
   const one = compiler.sqlToQuery(sql`WITH bumped AS (

@@ -6,8 +6,9 @@ import { migratePg, pgMigrationStatus } from './migrate.js';
 import { type OpenedPg, type PgDb, type PgExecutor, rowsOf } from './open.js';
 import { UnsupportedLocaleError } from '../../errors.js';
 import type { Table } from '../ops.js';
-import { DEFAULT_PG_SCHEMA, type PgNames, pgNames, qualifiedName } from '../../sql/tables.js';
-import { type MissingStructure, missingPgSearchStructures } from '../search-structures.js';
+import { DEFAULT_SCHEMA, type QualifiedNames, qualifiedNames, qualifiedName } from '../../sql/tables.js';
+import type { MissingStructure } from '../search-structures.js';
+import { missingPgSearchStructures } from './search-structures.js';
 
 export interface PgBackendConfig {
   url: string;
@@ -32,7 +33,7 @@ export class PgBackend implements Backend {
   /** The schema holding the store (`openStore`'s `schema` option; 'public' for the default layout). */
   readonly schema: string;
   /** Our tables and functions, qualified with `schema`: every runtime statement names them so. */
-  readonly names: PgNames;
+  readonly names: QualifiedNames;
 
   constructor(config: PgBackendConfig) {
     this.allowAsciiOnlyCtype = config.allowAsciiOnlyCtype ?? false;
@@ -40,8 +41,8 @@ export class PgBackend implements Backend {
     this.driver = config.driver;
     this.opened = config.opened;
     this.migrationsFolder = config.migrationsFolder;
-    this.schema = config.schema ?? DEFAULT_PG_SCHEMA;
-    this.names = pgNames(this.schema);
+    this.schema = config.schema ?? DEFAULT_SCHEMA;
+    this.names = qualifiedNames(this.schema);
   }
 
   /** Drizzle over a postgres.js pool or a PGlite instance (the pool is replaced after a connection is lost mid-transaction). */

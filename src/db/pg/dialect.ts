@@ -4,7 +4,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { activityInSessions } from '../../sql/activity.js';
-import { STRUCTURED_PREFIX, decodeSqliteContent, encodeSqliteContent, isStructured } from '../../codecs/content.js';
+import { STRUCTURED_PREFIX, decodeStoredContent, encodeStoredContent, isStructured } from '../../codecs/content.js';
 import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from './nul-escape.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
@@ -24,10 +24,21 @@ import { AppendQueue } from './append-queue.js';
 import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
-import { type PgNames, pgNames } from '../../sql/tables.js';
+import { type QualifiedNames, qualifiedNames } from '../../sql/tables.js';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import { type PgExecutor, changesOf, rowsOf } from './open.js';
-import { type BulkLimits, PG_LIMITS } from '../bulk-fit.js';
+import { type BulkLimits, YEAR_1, YEAR_10000 } from '../bulk-fit.js';
+
+/** Postgres and PGlite: timestamptz through our codec, bigint counters, a 32-bit token_count, double precision. */
+export const BULK_LIMITS: BulkLimits = {
+  time: { first: YEAR_1, end: YEAR_10000, years: 'years 1 to 9999' },
+  integers: true,
+  int32: new Set(['messages.token_count']),
+  finiteReals: true,
+  textBytes: new Map(),
+  statementBytes: null,
+  nulOnlyInMessageText: true,
+};
 
 /** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
 export interface PgConnection extends PgExecutor {
@@ -57,7 +68,7 @@ export const pgValueDecoders: ValueDecoders = {
     row.content_json !== null && row.content_json !== undefined
       ? STRUCTURED_PREFIX + decodePgJsonText(String(row.content_json))
       : typeof row.content === 'string'
-        ? encodeSqliteContent(decodePgText(row.content))
+        ? encodeStoredContent(decodePgText(row.content))
         : null,
   int: (v) => (v === null || v === undefined ? 0 : toNumber(v)),
   intOrNull: (v) => (v === null || v === undefined ? null : toNumber(v)),
@@ -103,6 +114,8 @@ const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
 export class PgDialect implements Dialect {
   readonly name = 'pg' as const;
+  readonly descNullsLast = sql`DESC NULLS LAST`;
+  readonly tipsInListingPage = true;
   readonly decode = pgValueDecoders;
   readonly search: SearchStatements;
   readonly advanceMessageIds: () => Op<void>;
@@ -113,7 +126,7 @@ export class PgDialect implements Dialect {
   /** `names`: our tables and functions qualified with the store's schema (default: the public layout). */
   constructor(
     private readonly conn: PgConnection,
-    readonly t: PgNames = pgNames(),
+    readonly t: QualifiedNames = qualifiedNames(),
   ) {
     this.search = pgSearch(t);
     this.appendStatements = pgAppendStatements(t);
@@ -152,7 +165,7 @@ export class PgDialect implements Dialect {
     onConflict: string,
   ): Op<void> => this.bulkInsertInto(this.t, table, columns, rows, onConflict);
   private *bulkInsertInto(
-    t: PgNames,
+    t: QualifiedNames,
     table: string,
     columns: readonly BulkColumn[],
     rows: readonly (readonly unknown[])[],
@@ -179,7 +192,7 @@ export class PgDialect implements Dialect {
   }
   // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
   readonly bulkLimits = function* (): Op<BulkLimits> {
-    return PG_LIMITS;
+    return BULK_LIMITS;
   };
   // Postgres maintains its search structures per statement (generated columns, statement-level triggers).
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
@@ -195,7 +208,7 @@ export class PgDialect implements Dialect {
     ] as const,
     values: (stored: string | null): unknown[] => {
       // Plain text, marker-looking text that is not JSON, and a marker with a JSON string all go to `content`.
-      const decoded = decodeSqliteContent(stored);
+      const decoded = decodeStoredContent(stored);
       if (decoded === null) return [null, null];
       return isStructured(decoded) ? [null, stored!.slice(STRUCTURED_PREFIX.length)] : [decoded, null];
     },

@@ -28,7 +28,12 @@ import {
   qualifiedName,
 } from './history.js';
 import { type OpenedPg, type PgExecutor, rowsOf } from './open.js';
-import { DEFAULT_PG_SCHEMA, quoteIdent, quotedSchema } from '../../sql/tables.js';
+import { DEFAULT_SCHEMA, quoteIdent, quotedSchema } from '../../sql/tables.js';
+
+/** Where an app whose database already has a "sessions" table keeps the store instead. */
+const FOREIGN_DATABASE_ADVICE =
+  'An application with its own "sessions" table can host the store in another Postgres schema ' +
+  "(openStore option { schema: 'hermes' }).";
 
 export interface PgMigrateOptions {
   migrationsFolder: string;
@@ -39,7 +44,7 @@ export interface PgMigrateOptions {
 
 /** The advisory lock migrators of one store queue on: per schema (the default layout keeps the key it always had). */
 function migrationLockKey(schema: string): string {
-  return schema === DEFAULT_PG_SCHEMA ? 'hermes-sessiondb:migrate' : `hermes-sessiondb:migrate:${schema}`;
+  return schema === DEFAULT_SCHEMA ? 'hermes-sessiondb:migrate' : `hermes-sessiondb:migrate:${schema}`;
 }
 
 /**
@@ -49,7 +54,7 @@ function migrationLockKey(schema: string): string {
  * the first search_path schema), so nothing is created in public when another schema is asked for.
  */
 async function enterStoreSchema(tx: PgExecutor, schema: string): Promise<void> {
-  if (schema !== DEFAULT_PG_SCHEMA) await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS ${quotedSchema(schema)}`);
+  if (schema !== DEFAULT_SCHEMA) await tx.execute(sql`CREATE SCHEMA IF NOT EXISTS ${quotedSchema(schema)}`);
   // Migrators of different schemas hold different locks, but pg_trgm is one per database: two of them creating
   // it at once would fail one on pg_extension's unique index. Taken last, so no two locks are taken in either order.
   await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessiondb:extensions'))`);
@@ -154,7 +159,7 @@ async function runMigrations(
   options: PgMigrateOptions,
 ): Promise<MigrationReport> {
   const local = readMigrations(options.migrationsFolder);
-  const schema = options.schema ?? DEFAULT_PG_SCHEMA;
+  const schema = options.schema ?? DEFAULT_SCHEMA;
   const history = pgHistoryLocation(schema);
   const legacy = pgLegacyHistoryLocation(schema);
   // Fast path without the lock: an up-to-date database (the common open) needs nothing. An empty history
@@ -171,7 +176,7 @@ async function runMigrations(
     await moveLegacyHistory(tx, local, history, legacy);
     const recorded = await recordedHashes(tx, history);
     if (recorded.length === 0 && (await tableExists(tx, schema, 'sessions')))
-      throw foreignDatabaseError(options.where, 'pg');
+      throw foreignDatabaseError(options.where, FOREIGN_DATABASE_ADVICE);
     const plan = planMigrations(local, recorded);
     assertNoUnknownMigrations(plan, options.where, displayName(history));
     await enterStoreSchema(tx, schema);
@@ -198,7 +203,7 @@ async function runMigrations(
 export async function pgMigrationStatus(
   db: PgExecutor,
   migrationsFolder: string,
-  schema: string = DEFAULT_PG_SCHEMA,
+  schema: string = DEFAULT_SCHEMA,
 ): Promise<MigrationStatus> {
   const local = readMigrations(migrationsFolder);
   let recorded = await recordedHashes(db, pgHistoryLocation(schema));

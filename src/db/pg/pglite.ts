@@ -4,7 +4,7 @@
  */
 import { type PGlite, types } from '@electric-sql/pglite';
 import { PgDialect as DrizzlePgCompiler } from 'drizzle-orm/pg-core';
-import type { PgliteClient } from '../targets.js';
+import type { PgliteClient } from './engine.js';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { ConnectionError } from '../../errors.js';
 import { hermesPgTables } from '../../schema/pg.js';
@@ -99,7 +99,7 @@ export async function openPglite(dataDir: string | null, schema?: string): Promi
  * app's own queries see them too). Search needs pg_trgm, which PGlite only has when it was constructed with it.
  */
 export async function adoptPglite(app: PgliteClient, where: string, schema?: string): Promise<OpenedPg> {
-  // classifyTarget recognised it by shape; it is a PGlite (of whichever copy of the package the app loaded).
+  // The engine recognised it by shape; it is a PGlite (of whichever copy of the package the app loaded).
   const client = app as unknown as PGlite;
   try {
     await client.waitReady;

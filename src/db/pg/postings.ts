@@ -13,7 +13,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Op, allRows, rows } from '../ops.js';
 import { B, K1, allPhrases, bm25Score, bm25Weights } from '../../search/bm25.js';
 import type { Phrase, QueryNode } from '../../search/query.js';
-import type { PgNames } from '../../sql/tables.js';
+import type { QualifiedNames } from '../../sql/tables.js';
 
 /** A prefix with more words than this is read as one key range instead of word by word. */
 const MAX_PREFIX_TERMS = 1000;
@@ -51,7 +51,7 @@ function prefixRange(alias: string, prefix: string): SQL {
 }
 
 /** The words present that start with each prefix (null: more than MAX_PREFIX_TERMS), walked as a loose index scan. */
-export function* prefixTerms(n: PgNames, match: QueryNode): Op<Map<string, string[] | null>> {
+export function* prefixTerms(n: QualifiedNames, match: QueryNode): Op<Map<string, string[] | null>> {
   const prefixes = [
     ...new Set(
       allPhrases(match)
@@ -111,7 +111,7 @@ export class PostingsCompiler {
 
   constructor(
     /** Our tables, qualified with the store's schema. */
-    private readonly n: PgNames,
+    private readonly n: QualifiedNames,
     private readonly root: QueryNode,
     private readonly terms: Map<string, string[] | null>,
     private readonly cap: number,

@@ -13,10 +13,10 @@ import type { QueryNode } from '../../search/query.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { PostingsCompiler, prefixTerms } from './postings.js';
 import { containsPattern } from '../../sql/like.js';
-import type { PgNames } from '../../sql/tables.js';
+import type { QualifiedNames } from '../../sql/tables.js';
 
 /** message_search_text() of the row aliased m, called by its qualified name. */
-const searchText = (n: PgNames) => n.searchText(sql`m.content, m.content_json, m.tool_name, m.tool_calls`);
+const searchText = (n: QualifiedNames) => n.searchText(sql`m.content, m.content_json, m.tool_name, m.tool_calls`);
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
@@ -42,7 +42,7 @@ export function tsqueryText(node: QueryNode): string {
 }
 
 /** Substring semantics of FTS5's trigram tokenizer: case-insensitive, each phrase 3+ characters. */
-function substringPredicate(n: PgNames, node: QueryNode): SQL {
+function substringPredicate(n: QualifiedNames, node: QueryNode): SQL {
   switch (node.kind) {
     case 'phrase':
       return sql`${searchText(n)} ILIKE ${containsPattern(node.text)} ESCAPE '\\'`;
@@ -62,7 +62,7 @@ function substringPredicate(n: PgNames, node: QueryNode): SQL {
 }
 
 /** The match condition of a query over `messages m` (`from` adds what the condition needs). */
-function matchFrom(n: PgNames, path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
+function matchFrom(n: QualifiedNames, path: MatchPath, match: QueryNode): { from: SQL; condition: SQL } {
   if (path === 'words')
     return { from: sql`, CAST(${tsqueryText(match)}::text AS tsquery) q`, condition: sql`m.search_vector @@ q` };
   return { from: sql``, condition: substringPredicate(n, match) };
@@ -97,7 +97,7 @@ export function cjkGrams(token: string): string[] {
 const CJK_RUNS = /[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u{20000}-\u{2a6df}]+/gu;
 
 /** The page's hit rows, in the order of `ids`. */
-function* hitRows(n: PgNames, ids: number[]): Op<Array<Record<string, unknown>>> {
+function* hitRows(n: QualifiedNames, ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
   const found = yield* rows(sql`SELECT ${HIT_COLUMNS} FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
     WHERE m.id IN (${sql.join(
@@ -114,7 +114,7 @@ function* hitRows(n: PgNames, ids: number[]): Op<Array<Record<string, unknown>>>
  * BM25 then id; only rows sharing a timestamp with another row of the page need a score.
  */
 function* wordsPage(
-  n: PgNames,
+  n: QualifiedNames,
   match: QueryNode,
   where: SQL | null,
   order: SearchOrder,
@@ -170,7 +170,7 @@ const timeChecks = (cap: number) => 2 * cap;
 
 /** Newest/oldest by a scan in time order filtered by the word index: for stores whose times run against their ids. */
 function* timeScanPage(
-  n: PgNames,
+  n: QualifiedNames,
   compiler: PostingsCompiler,
   match: QueryNode,
   where: SQL | null,
@@ -231,7 +231,7 @@ function* byTimeThenRank(
 }
 
 /** The search statements over the tables `n` names (the store's schema). */
-export function pgSearch(n: PgNames): SearchStatements {
+export function pgSearch(n: QualifiedNames): SearchStatements {
   return {
     *page(path, match, where, order, limit, offset, cap) {
       if (path === 'words') return yield* wordsPage(n, match, where, order, limit, offset, cap);

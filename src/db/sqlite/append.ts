@@ -7,7 +7,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { SQL } from 'drizzle-orm';
-import { encodeSqliteContent } from '../../codecs/content.js';
+import { encodeStoredContent } from '../../codecs/content.js';
 import type { JsonInput } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { SessionNotFoundError } from '../../errors.js';
@@ -48,7 +48,7 @@ export function appendParams(m: AppendedMessage): AppendParams {
       storedJson(m.reasoningDetails),
       storedJson(m.codexReasoningItems),
       storedJson(m.codexMessageItems),
-      encodeSqliteContent(m.content),
+      encodeStoredContent(m.content),
     ],
   };
 }

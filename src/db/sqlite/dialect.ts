@@ -6,12 +6,12 @@
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { activityInSessions } from '../../sql/activity.js';
 import { type SQL, sql } from 'drizzle-orm';
-import { decodeSqliteContent, encodeSqliteContent } from '../../codecs/content.js';
+import { decodeStoredContent, encodeStoredContent } from '../../codecs/content.js';
 import { sqliteIsStructured, sqliteStructuredBody } from './content-expressions.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { type BulkLimits, SQLITE_LIMITS } from '../bulk-fit.js';
+import type { BulkLimits } from '../bulk-fit.js';
 import {
   CallGate,
   driveAsync,
@@ -30,13 +30,24 @@ import { buildDeferredChunk, withDeferredTriggers } from './deferred-triggers.js
 import { replayColumnList } from '../../sql/replay-columns.js';
 import { messageColumnList } from '../../sql/message-columns.js';
 import { standardOnConflict } from '../../sql/conflict.js';
-import { sqliteTableNames } from '../../sql/tables.js';
+import { bareTableNames } from '../../sql/tables.js';
 import { immediateOnce, immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 import { DatabaseError, StoreBusyError, rethrowAsDatabaseError } from '../../errors.js';
 import { compileSqlite } from './compile.js';
 import { SqliteAppender } from './append.js';
 import { SqliteWorker } from './worker.js';
 import { SqliteSearchReader } from './search-reader.js';
+
+/** SQLite: any number but NaN (it binds as NULL), text of any length. */
+export const BULK_LIMITS: BulkLimits = {
+  time: null,
+  integers: false,
+  int32: new Set(),
+  finiteReals: false,
+  textBytes: new Map(),
+  statementBytes: null,
+  nulOnlyInMessageText: false,
+};
 
 const SYNCHRONOUS = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -57,7 +68,7 @@ export const sqliteValueDecoders: ValueDecoders = {
   int: (v) => (v === null || v === undefined ? 0 : num(v)),
   intOrNull: (v) => (v === null || v === undefined ? null : num(v)),
   bool: (v) => (v === null || v === undefined ? null : Boolean(v)),
-  content: (row) => decodeSqliteContent((row.content as string | null) ?? null),
+  content: (row) => decodeStoredContent((row.content as string | null) ?? null),
   freeText: (v) => (v === null || v === undefined ? null : String(v)),
   storedContent: (row) => (row.content === null || row.content === undefined ? null : String(row.content)),
   jsonText: (v) => (v === null || v === undefined ? null : String(v)),
@@ -77,7 +88,9 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class SqliteDialect implements Dialect {
   readonly name = 'sqlite' as const;
-  readonly t = sqliteTableNames();
+  readonly descNullsLast = sql`DESC`;
+  readonly tipsInListingPage = false;
+  readonly t = bareTableNames();
   readonly decode = sqliteValueDecoders;
   readonly search = sqliteSearch;
   // AUTOINCREMENT already records the largest id inserted, explicit ones included.
@@ -140,7 +153,7 @@ export class SqliteDialect implements Dialect {
   }
   // biome-ignore lint/correctness/useYield: the limits are the schema's, nothing to ask the database
   readonly bulkLimits = function* (): Op<BulkLimits> {
-    return SQLITE_LIMITS;
+    return BULK_LIMITS;
   };
   bulkInsertMessages = (columns: readonly BulkColumn[], rows: readonly (readonly unknown[])[], onConflict: string) =>
     withDeferredTriggers(this.bulkInsert('messages', columns, rows, onConflict));
@@ -153,7 +166,7 @@ export class SqliteDialect implements Dialect {
   readonly storedContentColumns = sql.raw('content');
   contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
     columns: sql`content`,
-    values: sql`${encodeSqliteContent(content)}`,
+    values: sql`${encodeStoredContent(content)}`,
   });
 
   messageColumns = (a: string) => messageColumnList(a);

@@ -25,6 +25,10 @@ import {
 } from '../migrations.js';
 import { immediateTransaction, isSqliteBusy, retryWhileBusy } from './busy.js';
 
+/** Where an app whose database already has a "sessions" table keeps the store instead. */
+const FOREIGN_DATABASE_ADVICE =
+  'An application with its own "sessions" table can keep the store in a database file of its own.';
+
 // Fixed SQL text: the table names are constants. Drizzle's own DDL for the history table, so
 // `drizzle-kit migrate` given { migrations: { table: '__hermes_sessiondb_migrations' } } writes compatible rows.
 const CREATE_HISTORY = `CREATE TABLE IF NOT EXISTS "${HISTORY_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`;
@@ -98,7 +102,7 @@ export async function migrateSqlite(client: Database, options: SqliteMigrateOpti
         moveLegacyHistory(client, local);
         const recorded = recordedHashes(client);
         if (recorded.length === 0 && tableExists(client, 'sessions'))
-          throw foreignDatabaseError(options.where, 'sqlite');
+          throw foreignDatabaseError(options.where, FOREIGN_DATABASE_ADVICE);
         const plan = planMigrations(local, recorded);
         assertNoUnknownMigrations(plan, options.where, `"${HISTORY_TABLE}"`);
         client.exec(CREATE_HISTORY);
