@@ -220,6 +220,7 @@ for (const pg of pgHarnesses) {
       }
     });
 
+    // Three fresh PGlite (or Postgres) stores and two SQLite files: on a busy 2-core machine, past the 30 s default.
     it('keeps NUL in message text and JSON exactly by default, refuses it in an identifier, and replaces or refuses it when asked', async () => {
       const file = path.join(dir, `nul-${pg.name}.db`);
       const db = new Database(file);
@@ -300,7 +301,7 @@ for (const pg of pgHarnesses) {
       } finally {
         await Promise.all([target.close(), keeper.close()]);
       }
-    });
+    }, 90_000);
 
     it('runs as `copy --from --to` with a verified summary, and names a Hermes file given to copy', async () => {
       const a = await sqlite.open();
@@ -330,7 +331,7 @@ for (const pg of pgHarnesses) {
       err = '';
       expect(await main(['copy', '--from', toUrl, '--to', toUrl], io)).toBe(2);
       expect(err).toMatch(/name the same store/);
-    });
+    }, 90_000);
   });
 }
 
