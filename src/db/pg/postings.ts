@@ -180,9 +180,9 @@ export class PostingsCompiler {
       weights = w.decode(counts![0]!);
       return found!;
     };
-    const branches = filter === null ? this.branches(this.root) : null;
-    if (branches !== null && branches.length > MAX_MERGED_SCANS)
-      return yield* this.windowed(yield* this.weights(), offset, count);
+    const scans = filter === null ? this.branchCount(this.root) : null;
+    if (scans !== null && scans > MAX_MERGED_SCANS) return yield* this.windowed(yield* this.weights(), offset, count);
+    const branches = scans !== null && scans > 1 ? this.branches(this.root) : null;
     if (branches !== null && branches.length > 1) {
       // An OR of words and prefixes: Postgres merges the words' id-ordered scans and stops after `streamed` rows.
       for (let streamed = 4 * (limit + 1); streamed <= 64 * (limit + 1); streamed *= 4) {
@@ -327,8 +327,9 @@ export class PostingsCompiler {
     try {
       const timed = (ids: SQL) =>
         sql`SELECT g.id, m.timestamp::text AS t, g.n FROM (${ids}) g JOIN ${this.n.messages} m ON m.id = g.id ORDER BY g.id ${this.order()}`;
-      const branches = filter === null ? this.branches(this.root) : null;
-      if (branches !== null && branches.length > 1 && branches.length <= MAX_MERGED_SCANS && n <= 100_000) {
+      const scans = filter === null ? this.branchCount(this.root) : null;
+      const branches = scans !== null && scans > 1 && scans <= MAX_MERGED_SCANS ? this.branches(this.root) : null;
+      if (branches !== null && branches.length > 1 && n <= 100_000) {
         for (let streamed = 4 * (n + 1); streamed <= 64 * (n + 1); streamed *= 4) {
           const found = yield* rows<{ id: string | number; t: string; n: string | number }>(
             timed(this.mergedPage(branches, streamed, n + 1)),
@@ -405,6 +406,17 @@ export class PostingsCompiler {
    * the root is not an OR of words and prefixes at heart: a word is one scan, a prefix one per word, any
    * other child of an OR one sorted relation.
    */
+  /**
+   * How many scans branches() would return (null: none, the root is not an OR of words and prefixes), counted
+   * without building them: past MAX_MERGED_SCANS they are not used, and each has every phrase's column.
+   */
+  private branchCount(node: QueryNode): number | null {
+    if (node.kind === 'or') return node.children.reduce((n, c) => n + (this.branchCount(c) ?? 1), 0);
+    if (node.kind !== 'phrase' || node.tokens.length !== 1) return null;
+    if (!node.prefix) return 1;
+    return this.terms.get(node.tokens[0]!)?.length ?? 1;
+  }
+
   private branches(node: QueryNode): SQL[] | null {
     const all = this.everyPhrase;
     const row = (own: number) =>
@@ -466,16 +478,17 @@ export class PostingsCompiler {
         return { sql: sql`SELECT c0.id, c0.dl${sql.raw(columns.join(''))} FROM ${from}`, phrases };
       }
       case 'or': {
+        // Each child's rows as (id, dl, phrase, frequency), one per phrase of the child, then one column per
+        // phrase again: padding every child to every phrase's column made a statement quadratic in the phrases.
         const children = node.children.map((c) => this.node(c, limitable));
         const phrases = children.flatMap((c) => c.phrases);
-        const padded = children.map((c) => {
-          const own = new Set(c.phrases);
-          const columns = columnList(phrases, (j) => (own.has(j) ? `, b.f${j}` : `, NULL::int AS f${j}`));
-          return sql`SELECT b.id, b.dl${columns} FROM (${c.sql}) b`;
+        const long = children.map((c) => {
+          const pairs = c.phrases.map((j) => `(${j}, b.f${j})`).join(', ');
+          return sql`SELECT b.id, b.dl, v.j, v.f FROM (${c.sql}) b CROSS JOIN LATERAL (VALUES ${sql.raw(pairs)}) v(j, f)`;
         });
-        const columns = columnList(phrases, (j) => `, max(u.f${j}) AS f${j}`);
+        const columns = columnList(phrases, (j) => `, max(u.f) FILTER (WHERE u.j = ${j}) AS f${j}`);
         return {
-          sql: sql`SELECT u.id, max(u.dl) AS dl${columns} FROM (${sql.join(padded, sql` UNION ALL `)}) u GROUP BY u.id`,
+          sql: sql`SELECT u.id, max(u.dl) AS dl${columns} FROM (${sql.join(long, sql` UNION ALL `)}) u GROUP BY u.id`,
           phrases,
         };
       }
