@@ -288,7 +288,7 @@ export interface Runner {
    * the event loop where the backend can (SQLite: a worker thread with its own connection). Postgres: write().
    */
   maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
-  /** Release what the dialect holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
+  /** Release what the runner holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
   close(): Promise<void>;
   /**
    * Fresh planner statistics for every table of the store, after a bulk load (import, copy, a migration's
@@ -299,5 +299,8 @@ export interface Runner {
   vacuum(): Promise<void>;
 }
 
-/** An engine's two parts in one object. */
-export interface Dialect extends Spelling, Runner {}
+/** An engine's two parts, as a store holds them: the runner runs what the spelling writes. */
+export interface Dialect {
+  readonly spelling: Spelling;
+  readonly runner: Runner;
+}

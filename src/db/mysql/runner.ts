@@ -6,11 +6,10 @@
 import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import { DatabaseError, SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import type { AppendedMessage, Dialect, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, Runner, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, type Query, type Table, WriteLanes } from '../ops.js';
 import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import type { OpenedMysql } from './open.js';
-import { MysqlSpelling } from './spelling.js';
 
 const compiler = new DrizzleMysqlCompiler();
 
@@ -23,16 +22,14 @@ const ANALYZE_TABLES =
 const RETRIED = new Set([1213, 1205]);
 const WRITE_ATTEMPTS = 5;
 
-export class MysqlDialect extends MysqlSpelling implements Dialect {
-  constructor(private readonly opened: OpenedMysql) {
-    super();
-  }
+export class MysqlRunner implements Runner {
+  constructor(private readonly opened: OpenedMysql) {}
 
   /** Run one query of an operation on `c`. */
   private static async run(c: PoolConnection, query: Query, opened: OpenedMysql): Promise<unknown> {
     if (query.mode === 'all') {
       const out: unknown[] = [];
-      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, opened));
+      for (const one of query.sqls) out.push(await MysqlRunner.run(c, { mode: 'rows', sql: one }, opened));
       return out;
     }
     if (query.mode === 'text') {
@@ -81,7 +78,7 @@ export class MysqlDialect extends MysqlSpelling implements Dialect {
     while (!step.done) {
       let result: unknown;
       try {
-        result = await MysqlDialect.run(c, step.value, this.opened);
+        result = await MysqlRunner.run(c, step.value, this.opened);
       } catch (error) {
         step = op.throw(error);
         continue;

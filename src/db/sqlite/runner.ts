@@ -4,7 +4,7 @@
  * one ordered queue with group commit, long ones to the maintenance worker. The SQL itself: spelling.ts.
  */
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import type { AppendedMessage, Dialect, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, Runner, Spelling, WriteOptions } from '../dialect.js';
 import {
   CallGate,
   driveAsync,
@@ -40,15 +40,15 @@ type QueuedWrite = {
 type SyncWrite = QueuedWrite & { run: () => unknown };
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-export class SqliteDialect extends SqliteSpelling implements Dialect {
+export class SqliteRunner implements Runner {
   private readonly statements = new Map<string, Statement>();
 
   constructor(
     private readonly client: Database,
     private readonly writeDeadlineMs: number,
+    spelling: Spelling = new SqliteSpelling(),
   ) {
-    super();
-    this.appender = new SqliteAppender(client, this);
+    this.appender = new SqliteAppender(client, spelling);
   }
 
   private statement(text: string): Statement {

@@ -5,8 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import { type QualifiedNames, qualifiedNames } from '../../sql/tables.js';
-import type { AppendedMessage, Dialect, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, Runner, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, WriteLanes, insertedIds, tableOfRows } from '../ops.js';
 import { AppendQueue } from './append-queue.js';
 import { type PgAppendStatements, pgAppendStatements } from './append-statement.js';
@@ -26,13 +25,13 @@ export interface PgConnection extends PgExecutor {
  */
 const APPENDS_IN_FLIGHT = 2;
 
-export class PgDialect extends PgSpelling implements Dialect {
-  /** `t`: our tables and functions qualified with the store's schema (default: the public layout). */
+export class PgRunner implements Runner {
+  /** `spelling`: its table names are the ones the runner's own statements (append, ANALYZE) use. */
   constructor(
     private readonly conn: PgConnection,
-    t: QualifiedNames = qualifiedNames(),
+    private readonly spelling: PgSpelling = new PgSpelling(),
   ) {
-    super(t);
+    const { t } = spelling;
     this.appendStatements = pgAppendStatements(t);
     this.appendQueue = new AppendQueue(conn, this.appendStatements, APPENDS_IN_FLIGHT);
   }
@@ -73,7 +72,7 @@ export class PgDialect extends PgSpelling implements Dialect {
   }
 
   read<T>(op: () => Op<T>): Promise<T> {
-    return this.gate.admit(() => PgDialect.runAsync(this.conn, op()).catch(rethrowAsDatabaseError));
+    return this.gate.admit(() => PgRunner.runAsync(this.conn, op()).catch(rethrowAsDatabaseError));
   }
 
   /**
@@ -84,7 +83,7 @@ export class PgDialect extends PgSpelling implements Dialect {
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
     return this.gate.admit(() => {
       const run = () =>
-        this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
+        this.conn.transaction((executor) => PgRunner.runAsync(executor, op())).catch(rethrowAsDatabaseError);
       return options?.barrier ? this.lanes.barrier(run) : this.lanes.run(options?.lane, run);
     });
   }
@@ -105,7 +104,7 @@ export class PgDialect extends PgSpelling implements Dialect {
           rethrowAsDatabaseError(error);
         }
         if (id === undefined) throw new SessionNotFoundError(message.sessionId);
-        return this.decode.int(id);
+        return this.spelling.decode.int(id);
       });
     });
   }
@@ -133,7 +132,7 @@ export class PgDialect extends PgSpelling implements Dialect {
    * migration 0005) is the long one.
    */
   async analyze(): Promise<void> {
-    const { t } = this;
+    const { t } = this.spelling;
     const tables = [
       t.sessions,
       t.messages,
