@@ -424,7 +424,7 @@ export class ImportRepo {
     return this.ctx.run.write(() => this.ctx.d.reserveMessageIds(maxId));
   }
 
-  /** Fresh planner statistics for the tables the transfer filled (Dialect.analyze). */
+  /** Fresh planner statistics for the tables the transfer filled (Runner.analyze). */
   analyze(): Promise<void> {
     return this.ctx.run.analyze();
   }
