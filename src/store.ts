@@ -7,7 +7,7 @@
 import type { MessageContentInput } from './codecs/content.js';
 import { constraintViolation } from './db/constraint.js';
 import { CallGate, trackedRepository } from './db/ops.js';
-import type { Dialect } from './db/dialect.js';
+import type { Dialect, Runner } from './db/dialect.js';
 import type { SchemaInfo } from './db/introspect.js';
 import type { DialectName, MigrationReport, MigrationStatus } from './db/migrations.js';
 import type { EngineBackends } from './db/engines.js';
@@ -115,16 +115,16 @@ export class SessionStore<D extends DialectName = DialectName> {
     bulkRead: BulkReadRepo;
   };
   private readonly backendImpl: BackendOf<D>;
-  private readonly dialectImpl: Dialect;
+  private readonly runner: Runner;
   /** Public calls in flight: close() lets them settle and refuses new ones. */
   private readonly calls = new CallGate();
   private closing: Promise<void> | undefined;
 
   constructor(backend: BackendOf<D>, dialect: Dialect, clock: () => number, searchRankWindow?: number) {
     this.backendImpl = backend;
-    this.dialectImpl = dialect;
+    this.runner = dialect.runner;
     this.url = backend.url;
-    const ctx: RepoContext = { d: dialect, now: clock };
+    const ctx: RepoContext = { d: dialect.spelling, run: dialect.runner, now: clock };
     const lineage = new LineageRepo(ctx);
     const sessions = new SessionRepo(ctx, lineage);
     const messages = new MessageRepo(ctx);
@@ -177,7 +177,7 @@ export class SessionStore<D extends DialectName = DialectName> {
     return this.track(async () => {
       const report = await this.backendImpl.migrate();
       // Migrations applied to a store that had rows may have backfilled whole tables: fresh planner statistics.
-      if (report.applied.length > 0 && report.alreadyApplied > 0) await this.dialectImpl.analyze();
+      if (report.applied.length > 0 && report.alreadyApplied > 0) await this.runner.analyze();
       return report;
     });
   }
@@ -202,8 +202,8 @@ export class SessionStore<D extends DialectName = DialectName> {
 
   private async shutDown(): Promise<void> {
     await this.calls.shutAndDrain();
-    await this.dialectImpl.settle(); // operations started through the repositories directly
-    await this.dialectImpl.close();
+    await this.runner.settle(); // operations started through the repositories directly
+    await this.runner.close();
     await this.backendImpl.close();
   }
 

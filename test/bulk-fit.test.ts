@@ -1,8 +1,8 @@
 /** The column limits an import or copy checks before its first write (db/bulk-fit.ts), value by value. */
 import { describe, expect, it } from 'vitest';
 import { rowBytes, unfitReason } from '../src/db/bulk-fit.js';
-import { BULK_LIMITS as PG_LIMITS } from '../src/db/pg/dialect.js';
-import { BULK_LIMITS as SQLITE_LIMITS } from '../src/db/sqlite/dialect.js';
+import { BULK_LIMITS as PG_LIMITS } from '../src/db/pg/spelling.js';
+import { BULK_LIMITS as SQLITE_LIMITS } from '../src/db/sqlite/spelling.js';
 import type { BulkColumn } from '../src/db/dialect.js';
 
 const col = (name: string, type: BulkColumn['type']): BulkColumn => ({ name, type });

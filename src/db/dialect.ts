@@ -1,7 +1,9 @@
 /**
- * The dialect slots repositories use: how values become SQL parameters, the few expressions that differ
- * between SQLite and Postgres, how raw rows decode, and how operations run (read vs write transaction).
- * Implemented in sqlite/dialect.ts and pg/dialect.ts; repositories never branch on the dialect by name.
+ * What each engine supplies, in two parts. `Spelling`: how the engine writes SQL (parameters, decoders, table
+ * names, content expressions, conflict tails, walks, the search and bulk statements) as fragments and
+ * operations (`Op`s) that run nothing themselves. `Runner`: how operations run (reads, write transactions and
+ * their order, the maintenance worker, group commit, appendMessage's hot path, settle and close).
+ * Repositories never branch on the engine by name.
  */
 import type { SQL } from 'drizzle-orm';
 import type { MessageContent, MessageContentInput } from '../codecs/content.js';
@@ -128,7 +130,8 @@ export interface AppendedMessage {
   readonly codexMessageItems?: JsonInput | null;
 }
 
-export interface Dialect {
+/** How an engine spells SQL: fragments and operations only, nothing that runs them (see `Runner`). */
+export interface Spelling {
   readonly name: DialectName;
   /** Our tables as runtime SQL names them: schema-qualified on Postgres (never through search_path), bare on SQLite. */
   readonly t: TableNames;
@@ -241,6 +244,28 @@ export interface Dialect {
   readonly decode: ValueDecoders;
   readonly search: SearchStatements;
 
+  /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
+  readonly advanceMessageIds: () => Op<void>;
+  /** Make every message id generated from now on larger than `upTo` (never moves the sequence back). */
+  reserveMessageIds(upTo: number): Op<void>;
+  /** A query returning one row with `bytes`: the size of the database on disk. */
+  readonly databaseSize: SQL;
+  /**
+   * The tail of a SELECT that locks the rows it reads until the write commits (Postgres FOR UPDATE; empty
+   * on SQLite, where a write transaction holds the whole database).
+   */
+  readonly forUpdate: SQL;
+  /** Descending order with NULLs last, as the listing indexes hold them (Postgres: DESC NULLS LAST). */
+  readonly descNullsLast: SQL;
+  /**
+   * Whether list_sessions_rich projects the compression tips in the page's own statement (one round trip;
+   * Postgres), rather than a second statement for the compression roots only (cheaper on SQLite).
+   */
+  readonly tipsInListingPage: boolean;
+}
+
+/** How an engine runs operations: transactions, their order, threads; what it holds open until close(). */
+export interface Runner {
   /** Run a read-only operation (a consistent snapshot where the backend offers one cheaply). */
   read<T>(op: () => Op<T>): Promise<T>;
   /**
@@ -263,26 +288,8 @@ export interface Dialect {
    * the event loop where the backend can (SQLite: a worker thread with its own connection). Postgres: write().
    */
   maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
-  /** Release what the dialect holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
+  /** Release what the runner holds beyond the backend's connection (SQLite: the maintenance worker); after settle(). */
   close(): Promise<void>;
-  /** After rows were inserted with explicit ids: make the next generated message id larger than them all. */
-  readonly advanceMessageIds: () => Op<void>;
-  /** Make every message id generated from now on larger than `upTo` (never moves the sequence back). */
-  reserveMessageIds(upTo: number): Op<void>;
-  /** A query returning one row with `bytes`: the size of the database on disk. */
-  readonly databaseSize: SQL;
-  /**
-   * The tail of a SELECT that locks the rows it reads until the write commits (Postgres FOR UPDATE; empty
-   * on SQLite, where a write transaction holds the whole database).
-   */
-  readonly forUpdate: SQL;
-  /** Descending order with NULLs last, as the listing indexes hold them (Postgres: DESC NULLS LAST). */
-  readonly descNullsLast: SQL;
-  /**
-   * Whether list_sessions_rich projects the compression tips in the page's own statement (one round trip;
-   * Postgres), rather than a second statement for the compression roots only (cheaper on SQLite).
-   */
-  readonly tipsInListingPage: boolean;
   /**
    * Fresh planner statistics for every table of the store, after a bulk load (import, copy, a migration's
    * backfill) changed them wholesale: Postgres and PGlite ANALYZE, MySQL ANALYZE TABLE; nothing on SQLite.
@@ -290,4 +297,10 @@ export interface Dialect {
   analyze(): Promise<void>;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
+}
+
+/** An engine's two parts, as a store holds them: the runner runs what the spelling writes. */
+export interface Dialect {
+  readonly spelling: Spelling;
+  readonly runner: Runner;
 }

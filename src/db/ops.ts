@@ -92,7 +92,7 @@ export function* first<R = Row>(query: SQL): Op<R | undefined> {
 
 /**
  * Run statement text with positional parameters. For bulk writes only: building Drizzle SQL objects for
- * thousands of rows costs more than writing them (see Dialect.bulkInsert).
+ * thousands of rows costs more than writing them (see Spelling.bulkInsert).
  */
 export function* execText(text: string, params: readonly unknown[]): Op<void> {
   yield { mode: 'text', text, params };

@@ -80,9 +80,9 @@ export class BulkReadRepo {
 
   /** Every session, by id. */
   sessions(): Promise<RawRow[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const columns = this.select([...SESSION_PLAIN, ...SESSION_TIMES], SESSION_JSON);
-    return d
+    return run
       .read(function* () {
         return yield* queryRows(sql`SELECT ${columns} FROM ${d.t.sessions} ORDER BY id`);
       })
@@ -97,9 +97,9 @@ export class BulkReadRepo {
 
   /** Up to `limit` messages with ids above `afterId`, in id order. */
   messagePage(afterId: number, limit: number): Promise<RawRow[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const columns = this.select(MESSAGE_PLAIN, MESSAGE_JSON, d.storedContentColumns);
-    return d
+    return run
       .read(function* () {
         return yield* queryRows(
           sql`SELECT ${columns} FROM ${d.t.messages} WHERE id > ${d.int(afterId)} ORDER BY id LIMIT ${d.int(limit)}`,
@@ -118,29 +118,29 @@ export class BulkReadRepo {
   }
 
   maxMessageId(): Promise<number | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return d.decode.intOrNull((yield* first<{ n: unknown }>(sql`SELECT MAX(id) AS n FROM ${d.t.messages}`))?.n);
     });
   }
 
   messageCount(): Promise<number> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return d.decode.int((yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.messages}`))?.n);
     });
   }
 
   meta(): Promise<RawRow[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return yield* queryRows(sql`SELECT "key", value FROM ${d.t.stateMeta} ORDER BY "key"`);
     });
   }
 
   topicModes(): Promise<RawRow[]> {
-    const { d } = this.ctx;
-    return d
+    const { d, run } = this.ctx;
+    return run
       .read(function* () {
         return yield* queryRows(sql`SELECT * FROM ${d.t.telegramDmTopicMode} ORDER BY chat_id`);
       })
@@ -153,8 +153,8 @@ export class BulkReadRepo {
   }
 
   topicBindings(): Promise<RawRow[]> {
-    const { d } = this.ctx;
-    return d
+    const { d, run } = this.ctx;
+    return run
       .read(function* () {
         return yield* queryRows(sql`SELECT * FROM ${d.t.telegramDmTopicBindings} ORDER BY chat_id, thread_id`);
       })

@@ -1,8 +1,12 @@
-import type { Dialect } from '../db/dialect.js';
+import type { Runner, Spelling } from '../db/dialect.js';
 
-/** What every repository gets: the dialect slots and the store's clock (epoch seconds). */
+/**
+ * What every repository gets: `d`, how the engine spells SQL (statements and operations are built with it);
+ * `run`, what runs those operations (reads, writes, long writes, appends); and the store's clock (epoch seconds).
+ */
 export interface RepoContext {
-  readonly d: Dialect;
+  readonly d: Spelling;
+  readonly run: Runner;
   now(): number;
 }
 

@@ -17,10 +17,10 @@ export class HandoffRepo {
 
   /** Mark pending for `platform`, unless a handoff is already pending or running. False for unknown ids too. */
   async request(sessionId: string, platform: string): Promise<boolean> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     platform = v.validate(v.id, platform, 'platform');
-    return d.write(function* () {
+    return run.write(function* () {
       const updated = yield* changes(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'pending', handoff_platform = ${d.text(platform)}, handoff_error = NULL
         WHERE id = ${d.text(sessionId)} AND (handoff_state IS NULL OR handoff_state IN ('completed', 'failed'))`);
@@ -30,8 +30,8 @@ export class HandoffRepo {
 
   /** null for an unknown session; all-null fields for a session that never had a handoff. */
   state(sessionId: string): Promise<HandoffState | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first<Record<string, unknown>>(
         sql`SELECT handoff_state, handoff_platform, handoff_error FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`,
       );
@@ -47,8 +47,8 @@ export class HandoffRepo {
 
   /** Pending handoffs, oldest session first (served by idx_sessions_handoff_pending). */
   listPending(): Promise<SessionRow[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const found = yield* rows(sql`SELECT * FROM ${d.t.sessions} WHERE handoff_state = 'pending'
                                     ORDER BY started_at ASC, ${d.binary(sql`id`)} ASC`);
       return found.map((r) => decodeSession(r, d.decode));
@@ -57,9 +57,9 @@ export class HandoffRepo {
 
   /** pending -> running; true for exactly one of any number of concurrent callers. */
   async claim(sessionId: string): Promise<boolean> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.write(function* () {
+    return run.write(function* () {
       const updated = yield* changes(sql`
         UPDATE ${d.t.sessions} SET handoff_state = 'running'
         WHERE id = ${d.text(sessionId)} AND handoff_state = 'pending'`);
@@ -68,9 +68,9 @@ export class HandoffRepo {
   }
 
   async complete(sessionId: string): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.write(function* () {
+    return run.write(function* () {
       yield* exec(
         sql`UPDATE ${d.t.sessions} SET handoff_state = 'completed', handoff_error = NULL WHERE id = ${d.text(sessionId)}`,
       );
@@ -79,10 +79,10 @@ export class HandoffRepo {
 
   /** Mark failed with the error cut to 500 code points. */
   async fail(sessionId: string, error: string): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.lookupId, sessionId, 'sessionId');
     const message = pySlice(v.validate(v.text, error, 'error'), MAX_HANDOFF_ERROR_LENGTH);
-    return d.write(function* () {
+    return run.write(function* () {
       yield* exec(
         sql`UPDATE ${d.t.sessions} SET handoff_state = 'failed', handoff_error = ${d.text(message)} WHERE id = ${d.text(sessionId)}`,
       );

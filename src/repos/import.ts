@@ -209,15 +209,15 @@ export class ImportRepo {
 
   /** Sessions with every column as stored; parents are linked afterwards (they may come later in the file). */
   insertSessions(rows: RawRow[]): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const values = rows.map(sessionValues);
-    return d.maintain(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
+    return run.maintain(() => d.bulkInsert('sessions', SESSION_COLUMNS, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   /** Set parent links (only where still unset, so a re-run changes nothing). */
   linkParents(links: Array<[string, string]>): Promise<void> {
-    const { d } = this.ctx;
-    return d.write(function* () {
+    const { d, run } = this.ctx;
+    return run.write(function* () {
       for (const [id, parent] of links) {
         yield* exec(sql`UPDATE ${d.t.sessions} SET parent_session_id = ${d.text(parent)}
                         WHERE id = ${d.text(id)} AND parent_session_id IS NULL
@@ -228,11 +228,11 @@ export class ImportRepo {
 
   /** Messages with their ids, timestamps and stored JSON. */
   insertMessages(rows: RawRow[]): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const { columns, values } = this.messageValues(rows);
     // A page of thousands of rows is written off the event loop; what is cheaper built once at the end (the
     // SQLite search indexes) is built by buildDeferred.
-    return d.maintain(() => d.bulkInsertMessages(columns, values, 'ON CONFLICT (id) DO NOTHING'));
+    return run.maintain(() => d.bulkInsertMessages(columns, values, 'ON CONFLICT (id) DO NOTHING'));
   }
 
   /** The bulkInsert columns and values of these messages, in MESSAGE_COLUMNS order, then the content column(s). */
@@ -265,8 +265,8 @@ export class ImportRepo {
 
   /** What the store's columns hold (db/bulk-fit.ts), asked of the database once per transfer. */
   limits(): Promise<BulkLimits> {
-    const { d } = this.ctx;
-    return d.read(() => d.bulkLimits());
+    const { d, run } = this.ctx;
+    return run.read(() => d.bulkLimits());
   }
 
   /**
@@ -339,17 +339,17 @@ export class ImportRepo {
    * most. Idempotent: after an interrupted import, running it again over the same ids adds what is missing.
    */
   async buildDeferred(firstId: number, lastId: number): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     for (let after = firstId - 1; ; ) {
-      const covered = await d.maintain(() => d.buildDeferredChunk(after, lastId, DEFERRED_CHUNK));
+      const covered = await run.maintain(() => d.buildDeferredChunk(after, lastId, DEFERRED_CHUNK));
       if (covered === null || covered >= lastId) return;
       after = covered;
     }
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {
-    const { d } = this.ctx;
-    return d.write(function* () {
+    const { d, run } = this.ctx;
+    return run.write(function* () {
       for (const [key, value] of rows.map(metaValues)) {
         yield* exec(
           sql`INSERT INTO ${d.t.stateMeta} ("key", value) VALUES (${d.text(key)}, ${d.text(value)}) ${d.onConflict(['"key"'])}`,
@@ -359,8 +359,8 @@ export class ImportRepo {
   }
 
   insertTopics(modes: RawRow[], bindings: RawRow[]): Promise<void> {
-    const { d } = this.ctx;
-    return d.write(function* () {
+    const { d, run } = this.ctx;
+    return run.write(function* () {
       for (const r of modes) {
         const [chatId, userId, enabled, activatedAt, updatedAt, hasTopics, allowsCreate, checkedAt, intro, pinned] =
           topicModeValues(r);
@@ -384,8 +384,8 @@ export class ImportRepo {
 
   /** The target's version of these sessions: id, source, started_at (to tell a re-run from a collision). */
   existingSessions(ids: string[]): Promise<Array<{ id: string; source: string; startedAt: number }>> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const found = yield* queryRows(
         sql`SELECT id, source, started_at FROM ${d.t.sessions} WHERE id IN (${sql.join(
           ids.map((i) => d.text(i)),
@@ -398,8 +398,8 @@ export class ImportRepo {
 
   /** The target's version of these messages: id, session_id, role, timestamp. */
   existingMessages(ids: number[]): Promise<Array<{ id: number; sessionId: string; role: string; timestamp: number }>> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const found = yield* queryRows(
         sql`SELECT id, session_id, role, timestamp FROM ${d.t.messages} WHERE id IN (${sql.join(
           ids.map((i) => d.int(i)),
@@ -421,16 +421,16 @@ export class ImportRepo {
    * row with that id would be skipped as already present).
    */
   reserveIds(maxId: number): Promise<void> {
-    return this.ctx.d.write(() => this.ctx.d.reserveMessageIds(maxId));
+    return this.ctx.run.write(() => this.ctx.d.reserveMessageIds(maxId));
   }
 
-  /** Fresh planner statistics for the tables the transfer filled (Dialect.analyze). */
+  /** Fresh planner statistics for the tables the transfer filled (Runner.analyze). */
   analyze(): Promise<void> {
-    return this.ctx.d.analyze();
+    return this.ctx.run.analyze();
   }
 
   /** Move the message id sequence past the imported ids (Postgres; SQLite's AUTOINCREMENT follows by itself). */
   advanceIds(): Promise<void> {
-    return this.ctx.d.write(this.ctx.d.advanceMessageIds);
+    return this.ctx.run.write(this.ctx.d.advanceMessageIds);
   }
 }

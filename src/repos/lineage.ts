@@ -31,16 +31,16 @@ export class LineageRepo {
   }
 
   getLineage(id: string): Promise<string[]> {
-    return this.ctx.d.read(this.lineageOp(id));
+    return this.ctx.run.read(this.lineageOp(id));
   }
 
   getCompressionTip(id: string): Promise<string> {
-    return this.ctx.d.read(this.compressionTipOp(id));
+    return this.ctx.run.read(this.compressionTipOp(id));
   }
 
   getDescendants(id: string): Promise<string[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return (yield* rows<{ id: unknown }>(descendantsWalk(d, id))).map((r) => String(r.id));
     });
   }
@@ -51,8 +51,8 @@ export class LineageRepo {
    */
   resolveResumeSessionId<T extends string | null | undefined>(id: T): Promise<T | string> {
     if (!id) return Promise.resolve(id);
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const walked = untilRepeat(yield* rows<{ id: unknown; has_messages: unknown }>(resumeWalk(d, id)));
       const found = walked.find((step) => d.decode.bool(step.has_messages));
       return found ? String(found.id) : id;

@@ -30,9 +30,9 @@ export class ExportRepo {
 
   /** The session's columns plus its messages, or null. */
   exportSession(sessionId: string): Promise<SessionExport | null> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const listOp = this.messages.listOpFor(sessionId);
-    return d.read(function* () {
+    return run.read(function* () {
       const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
       if (!row) return null;
       return { ...decodeSession(row, d.decode), messages: yield* listOp() };
@@ -41,9 +41,9 @@ export class ExportRepo {
 
   /** Every session (of a source), most recently active first, each with lastActive and its messages. */
   exportAll(source: string | null | undefined): Promise<SessionExportWithActivity[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const listOpFor = (id: string) => this.messages.listOpFor(id);
-    return d.read(function* () {
+    return run.read(function* () {
       const sessions = yield* rows(byActivity(d, source, EXPORT_ALL_LIMIT, 0));
       const out: SessionExportWithActivity[] = [];
       for (const row of sessions) {
@@ -58,17 +58,17 @@ export class ExportRepo {
 
   /** The ids of exportAll's sessions, in its order (most recently active first, at most EXPORT_ALL_LIMIT). */
   sessionIdsByActivity(source: string | null | undefined): Promise<string[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return (yield* rows<{ id: unknown }>(idsByActivity(d, source, EXPORT_ALL_LIMIT))).map((r) => String(r.id));
     });
   }
 
   /** A session's columns and its first `limit` messages (id order), read together; null when it is gone. */
   sessionHead(sessionId: string, limit: number): Promise<{ session: SessionRow; messages: MessageRow[] } | null> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const page = this.messagePageOp(sessionId, 0, limit);
-    return d.read(function* () {
+    return run.read(function* () {
       const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`);
       return row ? { session: decodeSession(row, d.decode), messages: yield* page() } : null;
     });
@@ -76,7 +76,7 @@ export class ExportRepo {
 
   /** Up to `limit` of a session's messages with ids above `afterId`, in id order. */
   sessionMessagePage(sessionId: string, afterId: number, limit: number): Promise<MessageRow[]> {
-    return this.ctx.d.read(this.messagePageOp(sessionId, afterId, limit));
+    return this.ctx.run.read(this.messagePageOp(sessionId, afterId, limit));
   }
 
   private messagePageOp(sessionId: string, afterId: number, limit: number) {
@@ -128,12 +128,12 @@ export class MaintenanceRepo {
   ) {}
 
   vacuum(): Promise<void> {
-    return this.ctx.d.vacuum();
+    return this.ctx.run.vacuum();
   }
 
   /** Counts, token and cost totals by model and by source, and the database size. */
   stats(): Promise<StoreStats> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const group = (column: 'model' | 'source') => sql`
       SELECT ${sql.raw(column)} AS "key", COUNT(*) AS sessions, COALESCE(SUM(message_count), 0) AS messages,
         COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
@@ -153,7 +153,7 @@ export class MaintenanceRepo {
       estimatedCostUsd: Number(r.estimated_cost_usd ?? 0),
       actualCostUsd: Number(r.actual_cost_usd ?? 0),
     });
-    return d.read(function* () {
+    return run.read(function* () {
       const sessions = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.sessions}`);
       const messages = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.messages}`);
       const byModel = (yield* rows(group('model'))).map(decodeGroup);

@@ -51,12 +51,12 @@ export class MessageRepo {
     content?: MessageContentInput | null,
     options: z.input<typeof v.appendMessageOptions> = {},
   ): Promise<number> {
-    const { d } = this.ctx;
+    const { run } = this.ctx;
     sessionId = v.validate(v.id, sessionId, 'sessionId');
     role = v.validate(v.role, role, 'role');
     content = v.validate(v.content, content, 'content');
     const fields: MessageFields = v.validate(v.appendMessageOptions, options, 'options');
-    return d.appendMessage({
+    return run.appendMessage({
       ...fields,
       sessionId,
       role,
@@ -72,7 +72,7 @@ export class MessageRepo {
    * Nothing is written when the session does not exist. Validated as appendMessages is.
    */
   async appendMany(sessionId: string, input: z.input<typeof v.appendMessagesInput>): Promise<number[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.id, sessionId, 'sessionId');
     const messages: Array<ReplacementMessage & { role: string }> = v.validate(v.appendMessagesInput, input, 'messages');
     if (messages.length === 0) return Promise.resolve([]);
@@ -91,7 +91,7 @@ export class MessageRepo {
         )}`,
       );
     }
-    return d.write(
+    return run.write(
       function* () {
         const touched = yield* changes(sql`
         UPDATE ${d.t.sessions} SET message_count = COALESCE(message_count, 0) + ${d.int(messages.length)},
@@ -113,7 +113,7 @@ export class MessageRepo {
    * Validated as replaceMessages is.
    */
   async replace(sessionId: string, input: Array<Record<string, unknown>>): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     sessionId = v.validate(v.id, sessionId, 'sessionId');
     const messages: ReplacementMessage[] = v.validate(v.replacementMessages, input, 'messages');
     const now = this.ctx.now();
@@ -138,7 +138,7 @@ export class MessageRepo {
         chunk = [];
       }
     });
-    return d.write(
+    return run.write(
       function* () {
         const touched = yield* changes(sql`
         UPDATE ${d.t.sessions} SET message_count = ${d.int(messages.length)}, tool_call_count = ${d.int(toolCalls)}
@@ -175,7 +175,7 @@ export class MessageRepo {
 
   /** A session's messages in insertion (id) order. */
   list(sessionId: string): Promise<MessageRow[]> {
-    return this.ctx.d.read(this.listOp(sessionId));
+    return this.ctx.run.read(this.listOp(sessionId));
   }
 
   listOpFor(sessionId: string) {
@@ -187,12 +187,12 @@ export class MessageRepo {
    * The ancestors' messages come in the same statement as the walk (one round trip on Postgres).
    */
   conversation(sessionId: string, includeAncestors: boolean): Promise<ConversationMessage[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const columns = d.replayColumns('m');
     const query = includeAncestors
       ? ancestorMessages(d, sessionId, columns)
       : sql`SELECT ${columns} FROM ${d.t.messages} m WHERE m.session_id = ${d.text(sessionId)} ORDER BY m.id`;
-    return d.read(function* () {
+    return run.read(function* () {
       const found = yield* values(query);
       const rows: ReplayRow[] = new Array(found.length);
       const decode = d.replayPacked ? decodePackedReplayValues : decodeReplayValues;
@@ -226,7 +226,7 @@ export class MessageRepo {
   }
 
   around(sessionId: string, anchorId: number, window: number): Promise<MessagesAround> {
-    return this.ctx.d.read(this.aroundOp(sessionId, anchorId, window));
+    return this.ctx.run.read(this.aroundOp(sessionId, anchorId, window));
   }
 
   /**
@@ -241,7 +241,7 @@ export class MessageRepo {
     bookend: number,
     keepRoles: string[] | null,
   ): Promise<AnchoredView> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const aroundOp = this.aroundOp(sessionId, anchorId, window);
     const b = Math.max(0, bookend);
     const roleFilter = (alias: string) =>
@@ -253,7 +253,7 @@ export class MessageRepo {
               keepRoles.map((r) => d.text(r)),
               sql`, `,
             )})`;
-    return d.read(function* () {
+    return run.read(function* () {
       const around = yield* aroundOp();
       if (around.window.length === 0) return { ...around, bookendStart: [], bookendEnd: [] };
       const firstId = around.window[0]!.id;
@@ -278,8 +278,8 @@ export class MessageRepo {
   }
 
   count(sessionId: string | null | undefined): Promise<number> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first<{ n: unknown }>(
         sessionId
           ? sql`SELECT COUNT(*) AS n FROM ${d.t.messages} WHERE session_id = ${d.text(sessionId)}`

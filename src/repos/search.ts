@@ -9,7 +9,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { contentPreviewText } from '../codecs/content.js';
 import { pySlice, pyStrip } from '../codecs/python-text.js';
-import type { Dialect, MatchPath, SearchOrder } from '../db/dialect.js';
+import type { Spelling, MatchPath, SearchOrder } from '../db/dialect.js';
 import { type Op, rows } from '../db/ops.js';
 import { containsCjk, routeCjk } from '../search/cjk.js';
 import { type QueryNode, parseQuery } from '../search/query.js';
@@ -115,7 +115,7 @@ function chunks<T>(items: T[], size: number): T[][] {
 type PageRow = Record<string, unknown>;
 
 /** A page row's snippet: the engine's own, or one computed from the (bounded) text it sent. */
-function snippetOf(d: Dialect, row: PageRow, path: MatchPath, match: QueryNode): string | null {
+function snippetOf(d: Spelling, row: PageRow, path: MatchPath, match: QueryNode): string | null {
   if (row.snippet !== null && row.snippet !== undefined) return d.decode.freeText(row.snippet);
   const text = d.decode.freeText(row.search_text);
   if (text === null) return null;
@@ -128,7 +128,7 @@ function snippetOf(d: Dialect, row: PageRow, path: MatchPath, match: QueryNode):
  * the table and sorts it stably; we walk the time index newest-first, which gives ties the other way round,
  * so the page is read from the start and a tie group reaching past its end is read whole).
  */
-function* likePage(d: Dialect, tokens: string[], where: SQL | null, limit: number, offset: number): Op<PageRow[]> {
+function* likePage(d: Spelling, tokens: string[], where: SQL | null, limit: number, offset: number): Op<PageRow[]> {
   const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
   const prefix = yield* rows(d.search.like(tokens, where, end, 0));
   const last = prefix.at(-1);
@@ -255,7 +255,7 @@ export class SearchRepo {
    * loads the row, and the event loop runs between reads.
    */
   private async context(hits: ContextAnchor[]): Promise<Map<number, SearchContextEntry[]>> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const out = new Map<number, SearchContextEntry[]>();
     for (const chunk of chunks(hits, CONTEXT_CHUNK)) {
       await yieldToEventLoop();
@@ -263,7 +263,7 @@ export class SearchRepo {
         chunk.map((h) => sql`(${d.int(h.id)}, ${d.text(h.sessionId)}, ${d.time(h.timestamp)})`),
         sql`, `,
       );
-      const neighbours = await d.read(() =>
+      const neighbours = await run.read(() =>
         rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
           WITH t(id, session_id, timestamp) AS (VALUES ${anchors})
           SELECT t.id,
@@ -287,7 +287,7 @@ export class SearchRepo {
       for (const piece of chunks(wanted, CONTEXT_TEXT_CHUNK)) {
         await yieldToEventLoop();
         // Only the head of each message is sent: a context entry is 200 characters, whatever the row's size.
-        const messages = await d.read(() =>
+        const messages = await run.read(() =>
           rows(sql`SELECT m.id, m.role, ${d.contentHead('m', CONTEXT_CHARS)} FROM ${d.t.messages} m
             WHERE m.id IN (${sql.join(
               piece.map((id) => d.int(id)),
@@ -319,16 +319,16 @@ export class SearchRepo {
 
   /** A search statement's read: its cost is the query's, so it runs off the event loop where the dialect can. */
   private readOffLoop<T>(op: () => Op<T>): Promise<T> {
-    const { d } = this.ctx;
-    return d.readOffLoop ? d.readOffLoop(op) : d.read(op);
+    const { run } = this.ctx;
+    return run.readOffLoop ? run.readOffLoop(op) : run.read(op);
   }
 
   /** Let the dialect bring its derived search data up to date, a short write at a time. */
   private async catchUp(): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const step = d.search.catchUp;
     if (step === undefined) return;
-    while (await d.write(() => step())) await yieldToEventLoop();
+    while (await run.write(() => step())) await yieldToEventLoop();
   }
 
   /** Why this store cannot search messages (a dialect whose search is not built yet), or undefined when it can. */
@@ -350,8 +350,8 @@ export class SearchRepo {
 
   /** Sessions by latest activity (Hermes' search_sessions), optionally of one source. */
   searchSessions(source: string | null | undefined, limit: number, offset: number): Promise<SessionWithActivity[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const found = yield* rows(byActivity(d, source, sqlLimit(limit), offset));
       return found.map((r) => ({ ...decodeSession(r, d.decode), lastActive: d.decode.time(r.last_active) }));
     });

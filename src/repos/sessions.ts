@@ -74,7 +74,7 @@ export class SessionRepo {
     source: string,
     options: z.input<typeof v.createSessionOptions> = {},
   ): Promise<string> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.id, sessionId, 'sessionId');
     source = v.validate(v.id, source, 'source');
     const fields: CreateSessionFields = v.validate(v.createSessionOptions, options, 'options');
@@ -84,7 +84,7 @@ export class SessionRepo {
     const startedAt = this.ctx.now();
     const modelConfig = isTruthy(fields.modelConfig) ? fields.modelConfig : null;
     const parent = fields.parentSessionId ?? null;
-    return d.write(
+    return run.write(
       function* () {
         if (yield* first(sql`SELECT 1 AS hit FROM ${d.t.sessions} WHERE id = ${d.text(id)}`)) return id;
         if (
@@ -105,8 +105,8 @@ export class SessionRepo {
   }
 
   get(id: string): Promise<SessionRow | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE id = ${d.text(id)}`);
       return row ? decodeSession(row, d.decode) : null;
     });
@@ -114,8 +114,8 @@ export class SessionRepo {
 
   /** An exact id, or the only session whose id starts with the prefix (LIKE, wildcards escaped). */
   resolveId(idOrPrefix: string): Promise<string | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const exact = yield* first<{ id: string }>(sql`SELECT id FROM ${d.t.sessions} WHERE id = ${d.text(idOrPrefix)}`);
       if (exact) return String(exact.id);
       const matches = yield* rows<{ id: string }>(sql`
@@ -127,11 +127,11 @@ export class SessionRepo {
 
   /** First end wins: an ended session keeps its reason and time. */
   async end(sessionId: string, endReason: string): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     endReason = v.validate(v.text, endReason, 'endReason');
     const now = this.ctx.now();
-    return d.write(
+    return run.write(
       function* () {
         yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = ${d.time(now)}, end_reason = ${d.text(endReason)}
                       WHERE id = ${d.text(id)} AND ended_at IS NULL`);
@@ -141,9 +141,9 @@ export class SessionRepo {
   }
 
   async reopen(sessionId: string): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.write(
+    return run.write(
       function* () {
         yield* exec(sql`UPDATE ${d.t.sessions} SET ended_at = NULL, end_reason = NULL WHERE id = ${d.text(id)}`);
       },
@@ -152,10 +152,10 @@ export class SessionRepo {
   }
 
   async updateSystemPrompt(sessionId: string, systemPrompt: string | null): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     const prompt = v.validate(v.optionalFreeText, systemPrompt, 'systemPrompt') ?? null;
-    return d.write(
+    return run.write(
       function* () {
         yield* exec(sql`UPDATE ${d.t.sessions} SET system_prompt = ${d.freeText(prompt)} WHERE id = ${d.text(id)}`);
       },
@@ -170,7 +170,7 @@ export class SessionRepo {
    * transaction. NULL counters (only in foreign files) count from 0. Validated as updateTokenCounts is.
    */
   async updateTokenCounts(sessionId: string, options: z.input<typeof v.updateTokenCountsOptions> = {}): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.id, sessionId, 'sessionId');
     const c: TokenCounts = v.validate(v.updateTokenCountsOptions, options, 'options');
     const now = this.ctx.now();
@@ -202,7 +202,7 @@ export class SessionRepo {
         actual_cost_usd = CASE WHEN ${d.real(c.actualCostUsd)} IS NULL THEN actual_cost_usd
                                ELSE COALESCE(actual_cost_usd, 0) + ${d.real(c.actualCostUsd)} END,
         api_call_count = COALESCE(api_call_count, 0) + ${d.int(c.apiCallCount)}`;
-    return d.write(
+    return run.write(
       function* () {
         yield* exec(sql`
         INSERT INTO ${d.t.sessions} (id, source, model, started_at) VALUES (${d.text(id)}, 'unknown', ${d.text(c.model)}, ${d.time(now)})
@@ -215,10 +215,10 @@ export class SessionRepo {
 
   /** Delete a session and its messages; its children become roots. False when it does not exist. */
   async delete(sessionId: string): Promise<boolean> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
     // A session may hold tens of thousands of messages (and their index rows): off the event loop.
-    return d.maintain(
+    return run.maintain(
       function* () {
         // Lock the row before deleting its messages: an append that holds it commits first and its message
         // goes with the rest; one that comes after finds no session. Never a message left without its session.
@@ -234,9 +234,9 @@ export class SessionRepo {
   }
 
   async clearMessages(sessionId: string): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const id = v.validate(v.lookupId, sessionId, 'sessionId');
-    return d.maintain(
+    return run.maintain(
       function* () {
         yield* exec(sql`DELETE FROM ${d.t.messages} WHERE session_id = ${d.text(id)}`);
         yield* exec(sql`UPDATE ${d.t.sessions} SET message_count = 0, tool_call_count = 0 WHERE id = ${d.text(id)}`);
@@ -247,9 +247,9 @@ export class SessionRepo {
 
   /** How many sessions `prune` would delete now (for a dry run). */
   countPrunable(olderThanDays: number, source: string | null | undefined): Promise<number> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const cutoff = this.ctx.now() - olderThanDays * 86400;
-    return d.read(function* () {
+    return run.read(function* () {
       const row = yield* first<{ n: unknown }>(sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} c
         WHERE c.started_at < ${d.time(cutoff)} AND c.ended_at IS NOT NULL ${source ? sql`AND c.source = ${d.text(source)}` : sql``}`);
       return d.decode.int(row?.n);
@@ -263,7 +263,7 @@ export class SessionRepo {
    * sessions only.
    */
   async prune(olderThanDays: number, source?: string | null): Promise<number> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     ({ olderThanDays, source } = v.validate(v.pruneOptions, { olderThanDays, source }, 'options'));
     const cutoff = this.ctx.now() - olderThanDays * 86400;
     // After the first batch, a session that got a message since the prune began was written after it was
@@ -278,7 +278,7 @@ export class SessionRepo {
     let total = 0;
     for (;;) {
       const later = batches++ > 0;
-      const deleted = await d.maintain(
+      const deleted = await run.maintain(
         function* () {
           // A barrier: every write requested before the batch has committed, none requested after it has begun.
           if (!later)
@@ -312,8 +312,8 @@ export class SessionRepo {
   }
 
   count(source: string | null | undefined): Promise<number> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first<{ n: unknown }>(
         source
           ? sql`SELECT COUNT(*) AS n FROM ${d.t.sessions} WHERE source = ${d.text(source)}`
@@ -351,7 +351,7 @@ export class SessionRepo {
   }
 
   listRich(o: ListRichOptions): Promise<RichSessionRow[]> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const conditions: SQL[] = [];
     if (!o.includeChildren) conditions.push(rootsAndBranches(d));
     if (o.source) conditions.push(sql`s.source = ${d.text(o.source)}`);
@@ -367,7 +367,7 @@ export class SessionRepo {
     const maintained = this.activityMaintained();
     // The tips in the page's own statement, or a second statement for the compression roots only.
     const tipsInPage = project && d.tipsInListingPage;
-    return d.read(function* () {
+    return run.read(function* () {
       const withColumns = yield* maintained();
       const query = listingQuery(d, {
         where: whereAll(conditions),

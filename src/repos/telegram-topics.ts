@@ -32,11 +32,11 @@ export class TelegramTopicRepo {
 
   /** Turn topic mode on for a chat. An existing row keeps activated_at; its capability flags are overwritten. */
   async enable(options: z.input<typeof v.enableTopicModeOptions>): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const o: EnableTopicMode = v.validate(v.enableTopicModeOptions, options, 'options');
     const now = this.ctx.now();
     const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
-    return d.write(function* () {
+    return run.write(function* () {
       yield* markSchema();
       yield* exec(sql`
         INSERT INTO ${d.t.telegramDmTopicMode} (chat_id, user_id, enabled, activated_at, updated_at, has_topics_enabled,
@@ -58,10 +58,10 @@ export class TelegramTopicRepo {
   }
 
   async disable(chatId: string | number, clearBindings: boolean = true): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     ({ chatId, clearBindings } = v.validate(v.disableTopicModeOptions, { chatId, clearBindings }, 'options'));
     const now = this.ctx.now();
-    return d.write(function* () {
+    return run.write(function* () {
       yield* exec(sql`UPDATE ${d.t.telegramDmTopicMode} SET enabled = ${d.bool(false)}, updated_at = ${d.time(now)}
                       WHERE chat_id = ${d.text(chatId)}`);
       if (clearBindings) yield* exec(sql`DELETE FROM ${d.t.telegramDmTopicBindings} WHERE chat_id = ${d.text(chatId)}`);
@@ -70,8 +70,8 @@ export class TelegramTopicRepo {
 
   /** True only when the chat's mode row belongs to this user and is enabled. */
   isEnabled(chatId: string, userId: string): Promise<boolean> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first<{ enabled: unknown }>(
         sql`SELECT enabled FROM ${d.t.telegramDmTopicMode} WHERE chat_id = ${d.text(chatId)} AND user_id = ${d.text(userId)}`,
       );
@@ -80,8 +80,8 @@ export class TelegramTopicRepo {
   }
 
   getBinding(chatId: string, threadId: string): Promise<TelegramTopicBinding | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first(sql`SELECT * FROM ${d.t.telegramDmTopicBindings}
                                    WHERE chat_id = ${d.text(chatId)} AND thread_id = ${d.text(threadId)}`);
       return row ? decodeBinding(row, d.decode) : null;
@@ -93,11 +93,11 @@ export class TelegramTopicRepo {
    * different topic is refused with TopicAlreadyLinkedError; an unknown session with SessionNotFoundError.
    */
   async bind(options: z.input<typeof v.bindTopicOptions>): Promise<void> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const o: BindTopic = v.validate(v.bindTopicOptions, options, 'options');
     const now = this.ctx.now();
     const markSchema = setMetaOp(d, TOPIC_SCHEMA_VERSION_KEY, TOPIC_SCHEMA_VERSION);
-    return d.write(function* () {
+    return run.write(function* () {
       yield* markSchema();
       const bound = yield* first<{ chat_id: unknown; thread_id: unknown }>(
         sql`SELECT chat_id, thread_id FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(o.sessionId)}`,
@@ -117,8 +117,8 @@ export class TelegramTopicRepo {
   }
 
   isSessionLinked(sessionId: string): Promise<boolean> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       return (
         (yield* first(
           sql`SELECT 1 AS hit FROM ${d.t.telegramDmTopicBindings} WHERE session_id = ${d.text(sessionId)} LIMIT 1`,
@@ -132,8 +132,8 @@ export class TelegramTopicRepo {
    * `chatId` is accepted but unused, as in Hermes v11 (bindings are per session, whatever the chat).
    */
   listUnlinked(userId: string, limit: number): Promise<RichSessionRow[]> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const found = yield* rows(sql`
         SELECT * FROM (
           SELECT ${richColumns(d)} FROM ${d.t.sessions} s

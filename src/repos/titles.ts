@@ -46,8 +46,8 @@ export class TitleRepo {
     // As Hermes: sanitise first (NUL and other controls are dropped, not refused), then validate what is left.
     const cleaned =
       v.validate(v.optionalText, sanitizeTitle(v.validate(v.titleInput, title, 'title')), 'title') ?? null;
-    const { d } = this.ctx;
-    return d.write(
+    const { d, run } = this.ctx;
+    return run.write(
       function* () {
         if (cleaned !== null) {
           const holder = yield* first<{ id: unknown }>(
@@ -65,8 +65,8 @@ export class TitleRepo {
   }
 
   get(sessionId: string): Promise<string | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first<{ title: unknown }>(
         sql`SELECT title FROM ${d.t.sessions} WHERE id = ${d.text(sessionId)}`,
       );
@@ -75,8 +75,8 @@ export class TitleRepo {
   }
 
   getSessionByTitle(title: string): Promise<SessionRow | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const row = yield* first(sql`SELECT * FROM ${d.t.sessions} WHERE title = ${d.text(title)}`);
       return row ? decodeSession(row, d.decode) : null;
     });
@@ -87,8 +87,8 @@ export class TitleRepo {
    * else the exact title's session, else null.
    */
   resolve(title: string): Promise<string | null> {
-    const { d } = this.ctx;
-    return d.read(function* () {
+    const { d, run } = this.ctx;
+    return run.read(function* () {
       const exact = yield* first<{ id: unknown }>(sql`SELECT id FROM ${d.t.sessions} WHERE title = ${d.text(title)}`);
       const numbered = yield* first<{ id: unknown }>(sql`
         SELECT id FROM ${d.t.sessions} WHERE ${d.likeAsciiCi(sql`title`, `${escapeLike(title)} #%`)}
@@ -100,9 +100,9 @@ export class TitleRepo {
 
   /** "base" when free, else "base #N" with N one past the highest number in use (the bare title counts as #1). */
   nextInLineage(baseTitle: string): Promise<string> {
-    const { d } = this.ctx;
+    const { d, run } = this.ctx;
     const base = NUMBERED.exec(baseTitle)?.[1] ?? baseTitle;
-    return d.read(function* () {
+    return run.read(function* () {
       const found = yield* rows<{ title: unknown }>(sql`
         SELECT title FROM ${d.t.sessions} WHERE title = ${d.text(base)} OR ${d.likeAsciiCi(sql`title`, `${escapeLike(base)} #%`)}`);
       if (found.length === 0) return base;

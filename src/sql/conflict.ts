@@ -1,4 +1,4 @@
-/** INSERT conflict tails (Dialect.onConflict) as SQLite and Postgres spell them; MySQL's are in its dialect. */
+/** INSERT conflict tails (Spelling.onConflict) as SQLite and Postgres spell them; MySQL's are in its spelling.ts. */
 import { type SQL, sql } from 'drizzle-orm';
 
 /** `ON CONFLICT (keys) DO NOTHING | DO UPDATE SET c = excluded.c, …`; column names come from our code. */

@@ -4,14 +4,14 @@
  * repeated ids, which is where Hermes' visited-set stops the walk.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { Dialect } from '../db/dialect.js';
+import type { Spelling } from '../db/dialect.js';
 
 export const ANCESTOR_HOPS = 100;
 export const COMPRESSION_TIP_HOPS = 100;
 export const RESUME_HOPS = 32;
 
 /** `id` and each parent up the chain, with depth (0 = the session itself). */
-export function ancestorsWalk(d: Dialect, id: string): SQL {
+export function ancestorsWalk(d: Spelling, id: string): SQL {
   return sql`
     WITH RECURSIVE walk(id, parent, depth) AS (
       SELECT s.id, s.parent_session_id, 0 FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}
@@ -29,7 +29,7 @@ export function ancestorsWalk(d: Dialect, id: string): SQL {
  * (Hermes always includes the starting id), and a cycle only repeats ids already in the set, so the set is
  * what the walk visits before its first repeat.
  */
-export function ancestorMessages(d: Dialect, id: string, columns: SQL): SQL {
+export function ancestorMessages(d: Spelling, id: string, columns: SQL): SQL {
   return sql`
     WITH RECURSIVE walk(id, parent, depth) AS (
       SELECT ${d.walkSeed(d.text(id))}, (SELECT s.parent_session_id FROM ${d.t.sessions} s WHERE s.id = ${d.text(id)}), 0
@@ -46,14 +46,14 @@ export function ancestorMessages(d: Dialect, id: string, columns: SQL): SQL {
  * Forward along compression continuations: the child that started at or after its parent ended with
  * end_reason 'compression', newest first (ties: the larger id). One row per step; the last is the tip.
  */
-export function compressionWalk(d: Dialect, id: string): SQL {
+export function compressionWalk(d: Spelling, id: string): SQL {
   return sql`
     WITH RECURSIVE ${compressionWalkCte(d, d.text(id))}
     SELECT id, depth FROM walk WHERE id IS NOT NULL ORDER BY depth`;
 }
 
 /** The `walk(id, depth)` CTE of compressionWalk from `seed` (an id expression), for use inside other statements. */
-export function compressionWalkCte(d: Dialect, seed: SQL): SQL {
+export function compressionWalkCte(d: Spelling, seed: SQL): SQL {
   return sql`walk(id, depth) AS (
       SELECT ${d.walkSeed(seed)}, 0
       UNION ALL
@@ -67,7 +67,7 @@ export function compressionWalkCte(d: Dialect, seed: SQL): SQL {
 }
 
 /** Forward along the latest child of any kind, with whether each step has messages (the resume redirect). */
-export function resumeWalk(d: Dialect, id: string): SQL {
+export function resumeWalk(d: Spelling, id: string): SQL {
   return sql`
     WITH RECURSIVE walk(id, depth) AS (
       SELECT ${d.walkSeed(d.text(id))}, 0
@@ -83,7 +83,7 @@ export function resumeWalk(d: Dialect, id: string): SQL {
 }
 
 /** Every session below `id` (children, grandchildren, …). UNION drops repeats, so a cycle ends the walk. */
-export function descendantsWalk(d: Dialect, id: string): SQL {
+export function descendantsWalk(d: Spelling, id: string): SQL {
   return sql`
     WITH RECURSIVE below(id) AS (
       SELECT s.id FROM ${d.t.sessions} s WHERE s.parent_session_id = ${d.text(id)}

@@ -5,11 +5,11 @@
  * Hermes they preview blank, because SQLite's text functions stop at the NUL of "\x00json:".
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { Dialect } from '../db/dialect.js';
+import type { Spelling } from '../db/dialect.js';
 import { COMPRESSION_TIP_HOPS, compressionWalkCte } from './lineage.js';
 
 /** The rich columns of sessions alias `s`; with `maintained`, the FROM clause must add `d.activity.of('s').join`. */
-export function richColumns(d: Dialect, maintained = false): SQL {
+export function richColumns(d: Spelling, maintained = false): SQL {
   return sql`s.*, ${previewOf(d, 's')} AS _preview_raw, ${lastActiveOf(d, 's', maintained)} AS last_active`;
 }
 
@@ -18,7 +18,7 @@ export function richColumns(d: Dialect, maintained = false): SQL {
  * *_session_activity_triggers; d.activity's join must be in the FROM clause), else one index seek per row (a
  * Hermes file opened with { migrate: false }).
  */
-function lastActiveOf(d: Dialect, alias: 's' | 't', maintained: boolean): SQL {
+function lastActiveOf(d: Spelling, alias: 's' | 't', maintained: boolean): SQL {
   const a = sql.raw(alias);
   return maintained
     ? sql`COALESCE(${d.activity.of(alias).lastMessageAt}, ${a}.started_at)`
@@ -26,7 +26,7 @@ function lastActiveOf(d: Dialect, alias: 's' | 't', maintained: boolean): SQL {
 }
 
 /** The first user message with content of session `alias`, flattened and cut as Hermes does. */
-function previewOf(d: Dialect, alias: 's' | 't'): SQL {
+function previewOf(d: Spelling, alias: 's' | 't'): SQL {
   return sql`COALESCE((
       SELECT SUBSTR(REPLACE(REPLACE(${d.previewText('m')}, ${'\n'}, ' '), ${'\r'}, ' '), 1, 63)
       FROM ${d.t.messages} m
@@ -36,7 +36,7 @@ function previewOf(d: Dialect, alias: 's' | 't'): SQL {
 }
 
 /** Roots, plus /branch children (started after their parent ended with 'branched'). */
-export const rootsAndBranches = (d: Dialect) => sql`(s.parent_session_id IS NULL OR EXISTS (
+export const rootsAndBranches = (d: Spelling) => sql`(s.parent_session_id IS NULL OR EXISTS (
   SELECT 1 FROM ${d.t.sessions} p WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))`;
 
 export function whereAll(conditions: SQL[]): SQL {
@@ -67,7 +67,7 @@ export interface ListingQuery {
  * keep equal to what Hermes' recursive CTE computes per listed session, so the page is the first rows of
  * idx_sessions_chain_last_active instead of a walk over every chain.
  */
-export function listingQuery(d: Dialect, q: ListingQuery): SQL {
+export function listingQuery(d: Spelling, q: ListingQuery): SQL {
   // No key is NULL (started_at is NOT NULL, chain_last_active is always set): NULLs last is the same order,
   // spelled as the indexes hold it so that they serve it.
   const desc = d.descNullsLast;
@@ -108,7 +108,7 @@ export function listingQuery(d: Dialect, q: ListingQuery): SQL {
  * builds no index on a derived table keyed by a 3,048-byte id, compared every session with every chain (5 s at
  * 10,000 sessions, 0.2 s this way).
  */
-function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, offset: number): SQL {
+function chainActivityPage(d: Spelling, where: SQL, columns: SQL, limit: number, offset: number): SQL {
   return sql`
     WITH RECURSIVE chain(root_id, cur_id, depth) AS (
       SELECT s.id, s.id, 0 FROM ${d.t.sessions} s ${where}
@@ -134,7 +134,7 @@ function chainActivityPage(d: Dialect, where: SQL, columns: SQL, limit: number, 
 }
 
 /** A compression tip's listed columns (session `t`), prefixed `_tip_`. */
-function tipColumns(d: Dialect, maintained: boolean): SQL {
+function tipColumns(d: Spelling, maintained: boolean): SQL {
   return sql`t.id AS _tip_found, t.ended_at AS _tip_ended_at, t.end_reason AS _tip_end_reason,
       t.message_count AS _tip_message_count, t.tool_call_count AS _tip_tool_call_count, t.title AS _tip_title,
       ${lastActiveOf(d, 't', maintained)} AS _tip_last_active, ${previewOf(d, 't')} AS _tip_preview_raw,
@@ -147,7 +147,7 @@ function tipColumns(d: Dialect, maintained: boolean): SQL {
  * listingQuery's outer join and second sort. All roots walk in one uncorrelated CTE (MariaDB refuses a CTE that
  * refers to the outer row); each root's tip is compressionTipOf's: of the ids walked, the one first reached last.
  */
-export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolean): SQL {
+export function tipsQuery(d: Spelling, ids: readonly string[], maintained: boolean): SQL {
   return sql`WITH RECURSIVE walk(root, id, depth) AS (
       SELECT r.id, r.id, 0 FROM ${d.t.sessions} r WHERE r.id IN (${sql.join(
         ids.map((id) => d.text(id)),
@@ -173,7 +173,7 @@ export function tipsQuery(d: Dialect, ids: readonly string[], maintained: boolea
  * at most COMPRESSION_TIP_HOPS), ending before the first repeated id (a cycle), as untilRepeat does: of the ids
  * walked, the one first reached last.
  */
-function compressionTipOf(d: Dialect, id: SQL): SQL {
+function compressionTipOf(d: Spelling, id: SQL): SQL {
   return sql`(
     WITH RECURSIVE ${compressionWalkCte(d, id)}
     SELECT w.id FROM walk w WHERE w.id IS NOT NULL GROUP BY w.id ORDER BY MIN(w.depth) DESC LIMIT 1)`;
@@ -183,19 +183,19 @@ function compressionTipOf(d: Dialect, id: SQL): SQL {
  * Sessions with `last_active`, most recently active first (Hermes' search_sessions, which export_all
  * uses). Ties: started_at, then id, both descending.
  */
-export function byActivity(d: Dialect, source: string | null | undefined, limit: number, offset: number): SQL {
+export function byActivity(d: Spelling, source: string | null | undefined, limit: number, offset: number): SQL {
   return activityOrder(d, sql`s.*`, source, limit, offset);
 }
 
 /** byActivity's ids, in its order (a streamed export reads the rows themselves a page at a time). */
-export function idsByActivity(d: Dialect, source: string | null | undefined, limit: number): SQL {
+export function idsByActivity(d: Spelling, source: string | null | undefined, limit: number): SQL {
   return activityOrder(d, sql`s.id`, source, limit, 0);
 }
 
 // One index seek per session for its latest message (idx_messages_session), not a GROUP BY over every message:
 // at 200,000 messages that read was one 150 ms synchronous stretch at the start of an export.
 function activityOrder(
-  d: Dialect,
+  d: Spelling,
   columns: SQL,
   source: string | null | undefined,
   limit: number,

@@ -5,7 +5,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { MessageContentInput } from '../codecs/content.js';
 import { type JsonInput, isTruthy } from '../codecs/json.js';
-import type { AppendedMessage, Dialect } from '../db/dialect.js';
+import type { AppendedMessage, Spelling } from '../db/dialect.js';
 import { type Op, changes, inserted } from '../db/ops.js';
 import { SessionNotFoundError } from '../errors.js';
 
@@ -32,7 +32,7 @@ const INSERT_COLUMNS = sql.raw(
 
 /** One row's column list and VALUES tuple; reasoning fields are written only when `withReasoning`. */
 export function messageValues(
-  d: Dialect,
+  d: Spelling,
   sessionId: string,
   role: string,
   content: MessageContentInput | null | undefined,
@@ -53,7 +53,7 @@ export function messageValues(
 }
 
 /** appendMessage as a generic operation: the counter update doubles as the existence check, then the row. */
-export function appendMessageOp(d: Dialect, m: AppendedMessage): () => Op<number> {
+export function appendMessageOp(d: Spelling, m: AppendedMessage): () => Op<number> {
   const row = messageValues(d, m.sessionId, m.role, m.content, m, m.timestamp, true);
   return function* () {
     // On Postgres the UPDATE also locks the session row until the INSERT commits.

@@ -18,7 +18,8 @@ import {
   postgresSessionSettings,
 } from '../../src/index.js';
 import type { AppendedMessage } from '../../src/db/dialect.js';
-import { PgDialect } from '../../src/db/pg/dialect.js';
+import { PgRunner } from '../../src/db/pg/runner.js';
+import { PgSpelling } from '../../src/db/pg/spelling.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { appendMessageOp } from '../../src/sql/messages.js';
 import { pgAppendStatements } from '../../src/db/pg/append-statement.js';
@@ -92,15 +93,16 @@ for (const h of harnesses) {
       const store = await h.open();
       try {
         const backend = store.backend as PgBackend;
-        const d = new PgDialect(backend, backend.names);
+        const d = new PgSpelling(backend.names);
+        const run = new PgRunner(backend, d);
         const t = backend.names;
         await store.createSession('fast', 'cli');
         await store.createSession('generic', 'cli');
         for (const [i, m] of MESSAGES.entries()) {
           const timestamp = T0 + i;
           const count = toolCallCount(m.toolCalls);
-          await d.appendMessage({ ...m, sessionId: 'fast', timestamp, toolCallCount: count });
-          await d.write(appendMessageOp(d, { ...m, sessionId: 'generic', timestamp, toolCallCount: count }), {
+          await run.appendMessage({ ...m, sessionId: 'fast', timestamp, toolCallCount: count });
+          await run.write(appendMessageOp(d, { ...m, sessionId: 'generic', timestamp, toolCallCount: count }), {
             lane: 'generic',
           });
         }
@@ -151,7 +153,8 @@ for (const h of harnesses) {
       const store = await h.open();
       try {
         const backend = store.backend as PgBackend;
-        const d = new PgDialect(backend, backend.names);
+        const d = new PgSpelling(backend.names);
+        const run = new PgRunner(backend, d);
         const t = backend.names;
         const statements = pgAppendStatements(t);
         const batch: unknown[][] = [];
@@ -160,7 +163,7 @@ for (const h of harnesses) {
           await store.createSession(`generic-${i}`, 'cli');
           const appended = { ...m, timestamp: T0 + i, toolCallCount: toolCallCount(m.toolCalls) };
           batch.push(statements.params({ ...appended, sessionId: `many-${i}` }));
-          await d.write(appendMessageOp(d, { ...appended, sessionId: `generic-${i}` }));
+          await run.write(appendMessageOp(d, { ...appended, sessionId: `generic-${i}` }));
         }
         batch.splice(4, 0, statements.params({ ...MESSAGES[0]!, sessionId: 'nope', timestamp: T0, toolCallCount: 0 }));
         const returned = await backend.statement(statements.many, [JSON.stringify(batch)]);

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from 'better-sqlite3';
 import { SessionNotFoundError, type SqliteBackend } from '../../src/index.js';
 import type { AppendedMessage } from '../../src/db/dialect.js';
-import { SqliteDialect } from '../../src/db/sqlite/dialect.js';
+import { SqliteRunner } from '../../src/db/sqlite/runner.js';
+import { SqliteSpelling } from '../../src/db/sqlite/spelling.js';
 import { appendMessageQueries, appendParams } from '../../src/db/sqlite/append.js';
 import { compileWithDrizzle } from '../../src/db/sqlite/compile.js';
 import { appendMessageOp } from '../../src/sql/messages.js';
@@ -67,10 +68,10 @@ describe('SQLite appendMessage hot path', () => {
   it('binds exactly the parameters, in the statement text, that appendMessageOp compiles to with Drizzle', async () => {
     const store = await h.open();
     try {
-      const dialect = new SqliteDialect((store.backend as SqliteBackend).client, 1000);
+      const spelling = new SqliteSpelling();
       for (const m of messages) {
         const message = { ...m, sessionId: 's', timestamp: 1_700_000_000.123456 };
-        const generic = appendMessageQueries(dialect, message);
+        const generic = appendMessageQueries(spelling, message);
         const hot = appendParams(message);
         expect(compileWithDrizzle(generic.bump).params).toEqual([hot.toolCallCount, hot.sessionId]);
         expect(compileWithDrizzle(generic.insert).params).toEqual(hot.row);
@@ -84,23 +85,24 @@ describe('SQLite appendMessage hot path', () => {
     const store = await h.open();
     try {
       const client = (store.backend as SqliteBackend).client;
-      const dialect = new SqliteDialect(client, 1000);
+      const spelling = new SqliteSpelling();
+      const runner = new SqliteRunner(client, 1000, spelling);
       await store.createSession('hot', 'cli');
       await store.createSession('generic', 'cli');
       const hotIds: number[] = [];
       const genericIds: number[] = [];
       for (const [i, m] of messages.entries()) {
         const timestamp = 1_700_000_000 + i / 7;
-        hotIds.push(await dialect.appendMessage({ ...m, sessionId: 'hot', timestamp }));
-        genericIds.push(await dialect.write(appendMessageOp(dialect, { ...m, sessionId: 'generic', timestamp })));
+        hotIds.push(await runner.appendMessage({ ...m, sessionId: 'hot', timestamp }));
+        genericIds.push(await runner.write(appendMessageOp(spelling, { ...m, sessionId: 'generic', timestamp })));
       }
       // Concurrent calls share a transaction on the hot path too.
       const together = await Promise.all(
-        messages.map((m, i) => dialect.appendMessage({ ...m, sessionId: 'hot', timestamp: 1_800_000_000 + i })),
+        messages.map((m, i) => runner.appendMessage({ ...m, sessionId: 'hot', timestamp: 1_800_000_000 + i })),
       );
       for (const [i, m] of messages.entries()) {
         genericIds.push(
-          await dialect.write(appendMessageOp(dialect, { ...m, sessionId: 'generic', timestamp: 1_800_000_000 + i })),
+          await runner.write(appendMessageOp(spelling, { ...m, sessionId: 'generic', timestamp: 1_800_000_000 + i })),
         );
       }
       hotIds.push(...together);

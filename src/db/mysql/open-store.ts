@@ -4,7 +4,8 @@ import type { OpenRequest, OpenedStore, ParsedOpenOptions } from '../engine.js';
 import { defaultMigrationsFolder } from '../migrations.js';
 import { redactUrl } from '../url.js';
 import { MysqlBackend } from './backend.js';
-import { MysqlDialect } from './dialect.js';
+import { MysqlRunner } from './runner.js';
+import { MysqlSpelling } from './spelling.js';
 import type { MysqlLocation } from './engine.js';
 import { openMysql } from './open.js';
 
@@ -25,6 +26,11 @@ export async function openMysqlStore(
   });
   return {
     backend: mysql,
-    store: new SessionStore<'mysql'>(mysql, new MysqlDialect(opened), clock, opts.searchRankWindow),
+    store: new SessionStore<'mysql'>(
+      mysql,
+      { spelling: new MysqlSpelling(), runner: new MysqlRunner(opened) },
+      clock,
+      opts.searchRankWindow,
+    ),
   };
 }

@@ -6,7 +6,7 @@
  * are statement-level), which is what makes it beat 16 separate commits grouped by the server.
  *
  * Appends of one session never meet in a batch: each waits in its lane for the previous one to settle before
- * it is queued (dialect.ts). A batch is atomic: when it fails (and its connection did not), nothing was
+ * it is queued (runner.ts). A batch is atomic: when it fails (and its connection did not), nothing was
  * written, and each of its appends is sent again alone, so only a failing one fails.
  */
 import type { PgAppendStatements } from './append-statement.js';

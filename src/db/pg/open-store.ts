@@ -8,7 +8,8 @@ import type { OpenRequest, OpenedStore, ParsedOpenOptions } from '../engine.js';
 import { defaultMigrationsFolder } from '../migrations.js';
 import { redactUrl } from '../url.js';
 import { PgBackend } from './backend.js';
-import { PgDialect } from './dialect.js';
+import { PgRunner } from './runner.js';
+import { PgSpelling } from './spelling.js';
 import { type PgClientTarget, type PgLocation, pgEngine } from './engine.js';
 import { type OpenedPg, adoptPostgres, openPostgres } from './open.js';
 
@@ -57,9 +58,11 @@ export async function openPgStore(
     allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
     schema,
   });
+  const spelling = new PgSpelling(pg.names);
+  const dialect = { spelling, runner: new PgRunner(pg, spelling) };
   return {
     backend: pg,
-    store: new SessionStore<'pg'>(pg, new PgDialect(pg, pg.names), clock, opts.searchRankWindow),
+    store: new SessionStore<'pg'>(pg, dialect, clock, opts.searchRankWindow),
     check: () => pg.checkLocale(),
   };
 }

@@ -6,7 +6,7 @@
 import type * as tables from '../../schema/pg.js';
 import { byColumnName, decodeBinding, decodeMessage, decodeSession } from '../../repos/rows.js';
 import type { MessageRow, SessionRow, TelegramTopicBinding } from '../../types.js';
-import { pgValueDecoders } from './dialect.js';
+import { pgValueDecoders } from './spelling.js';
 
 /** A sessions row as an app's Drizzle instance selects it from our Postgres tables. */
 export type PgSessionsSelect = typeof tables.sessions.$inferSelect;

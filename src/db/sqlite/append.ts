@@ -12,7 +12,7 @@ import type { JsonInput } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { SessionNotFoundError } from '../../errors.js';
 import { appendMessageOp, jsonIfTruthy } from '../../sql/messages.js';
-import type { AppendedMessage, Dialect } from '../dialect.js';
+import type { AppendedMessage, Spelling } from '../dialect.js';
 import { compileWithDrizzle, verifySqlAgainstDrizzle } from './compile.js';
 
 /** One message's parameters, encoded before the transaction begins (as the generic operation encodes them). */
@@ -23,7 +23,7 @@ export interface AppendParams {
   readonly row: readonly unknown[];
 }
 
-/** The dialect's json() after jsonIfTruthy, as messageValues composes them. */
+/** The spelling's json() after jsonIfTruthy, as messageValues composes them. */
 const storedJson = (value: JsonInput | null | undefined): string | null => {
   const kept = jsonIfTruthy(value);
   return kept === null || kept === undefined ? null : pythonJsonDumps(kept);
@@ -54,7 +54,7 @@ export function appendParams(m: AppendedMessage): AppendParams {
 }
 
 /** The counter UPDATE and the INSERT that appendMessageOp yields for `m`, as SQL objects. */
-export function appendMessageQueries(d: Dialect, m: AppendedMessage): { bump: SQL; insert: SQL } {
+export function appendMessageQueries(d: Spelling, m: AppendedMessage): { bump: SQL; insert: SQL } {
   const op = appendMessageOp(d, m)();
   const bump = op.next();
   const insert = bump.done ? bump : op.next(1);
@@ -72,12 +72,12 @@ export class SqliteAppender {
 
   constructor(
     private readonly client: Database,
-    private readonly dialect: Dialect,
+    private readonly spelling: Spelling,
   ) {}
 
   /** The statement text, compiled by Drizzle from appendMessageOp's SQL (its shape does not depend on the values). */
   texts(): { bump: string; insert: string } {
-    const { bump, insert } = appendMessageQueries(this.dialect, SAMPLE);
+    const { bump, insert } = appendMessageQueries(this.spelling, SAMPLE);
     return { bump: compileWithDrizzle(bump).sql, insert: compileWithDrizzle(insert).sql };
   }
 
@@ -113,7 +113,7 @@ export class SqliteAppender {
   }
 
   private verify(m: AppendedMessage, params: AppendParams): void {
-    const generic = appendMessageQueries(this.dialect, m);
+    const generic = appendMessageQueries(this.spelling, m);
     const bump = compileWithDrizzle(generic.bump);
     const insert = compileWithDrizzle(generic.insert);
     const expected = this.prepared ? { bump: this.prepared.bumpText, insert: this.prepared.insertText } : this.texts();

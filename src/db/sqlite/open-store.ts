@@ -4,7 +4,8 @@ import { SessionStore } from '../../store.js';
 import type { OpenRequest, OpenedStore, ParsedOpenOptions } from '../engine.js';
 import { defaultMigrationsFolder } from '../migrations.js';
 import { SqliteBackend } from './backend.js';
-import { SqliteDialect } from './dialect.js';
+import { SqliteRunner } from './runner.js';
+import { SqliteSpelling } from './spelling.js';
 import type { SqliteClientTarget, SqliteLocation } from './engine.js';
 import { sqliteEngine } from './engine.js';
 import { adoptSqlite, applyBusyTimeout, openSqlite } from './open.js';
@@ -59,9 +60,10 @@ export function openSqliteStore(
       writeDeadlineMs: opts.writeDeadlineMs,
     });
   }
+  const spelling = new SqliteSpelling();
   const store = new SessionStore<'sqlite'>(
     sqlite,
-    new SqliteDialect(sqlite.client, opts.writeDeadlineMs),
+    { spelling, runner: new SqliteRunner(sqlite.client, opts.writeDeadlineMs, spelling) },
     clock,
     opts.searchRankWindow,
   );

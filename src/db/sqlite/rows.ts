@@ -6,7 +6,7 @@
 import type * as tables from '../../schema/sqlite.js';
 import { byColumnName, decodeBinding, decodeMessage, decodeSession } from '../../repos/rows.js';
 import type { MessageRow, SessionRow, TelegramTopicBinding } from '../../types.js';
-import { sqliteValueDecoders } from './dialect.js';
+import { sqliteValueDecoders } from './spelling.js';
 
 /** A sessions row as an app's Drizzle instance selects it from our SQLite tables. */
 export type SqliteSessionsSelect = typeof tables.sessions.$inferSelect;

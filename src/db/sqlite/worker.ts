@@ -3,7 +3,7 @@
  * a VACUUM of a large file would stop every chat the process serves for a second or more. A worker thread
  * with its own connection to the same file runs such statements; the main thread only awaits them, and
  * keeps serving (its own writes wait for the lock asynchronously). One transaction at a time: the caller
- * (SqliteDialect.maintain) queues them.
+ * (SqliteRunner.maintain) queues them.
  */
 import { createRequire } from 'node:module';
 import { StoreClosedError } from '../../errors.js';

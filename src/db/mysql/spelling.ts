@@ -1,30 +1,24 @@
 /**
- * MySQL/MariaDB slots. The data is stored as on SQLite (content with the "\x00json:" marker, JSON as the text
- * Hermes wrote, schema/mysql.ts), so the value slots follow SQLite's; operations run as on Postgres, awaited on
- * pooled connections. Connections speak ANSI SQL (db/mysql/open.ts), so the repositories' statements run as
- * written; what MySQL spells differently is here.
+ * How MySQL/MariaDB spells the dialect slots. The data is stored as on SQLite (content with the "\x00json:"
+ * marker, JSON as the text Hermes wrote, schema/mysql.ts), so the value slots follow SQLite's. Connections speak
+ * ANSI SQL (db/mysql/open.ts), so the repositories' statements run as written; what MySQL spells differently is
+ * here. Nothing here runs a statement: runner.ts does.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { activityInTable } from '../../sql/activity.js';
-import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
-import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import { decodeStoredContent, encodeStoredContent } from '../../codecs/content.js';
 import { parseStoredJson } from '../../codecs/json.js';
 import { pythonJsonDumps } from '../../codecs/python-json.js';
 import { epochSecondsToDatetime, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import { DatabaseError, SessionNotFoundError, ValidationError, rethrowAsDatabaseError } from '../../errors.js';
-import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
-import { mysqlSearch } from './search.js';
-import { replayColumnList } from '../../sql/replay-columns.js';
-import { messageColumnList } from '../../sql/message-columns.js';
-import { bareTableNames } from '../../sql/tables.js';
+import { ValidationError } from '../../errors.js';
 import { MYSQL_ID_BYTES, MYSQL_KEY_BYTES, MYSQL_STATE_BYTES, MYSQL_TITLE_BYTES } from '../../schema/mysql.js';
+import { activityInTable } from '../../sql/activity.js';
+import { messageColumnList } from '../../sql/message-columns.js';
+import { replayColumnList } from '../../sql/replay-columns.js';
+import { bareTableNames } from '../../sql/tables.js';
 import { type BulkLimits, STATEMENT_OVERHEAD_BYTES, YEAR_1000, YEAR_10000, rowBytes } from '../bulk-fit.js';
-import type { AppendedMessage, BulkColumn, Dialect, ValueDecoders, WriteOptions } from '../dialect.js';
-import { CallGate, WriteLanes, type Op, type Query, type Table, exec, execText, first } from '../ops.js';
-import type { OpenedMysql } from './open.js';
-
-const compiler = new DrizzleMysqlCompiler();
+import type { BulkColumn, Spelling, ValueDecoders } from '../dialect.js';
+import { type Op, exec, execText, first } from '../ops.js';
+import { mysqlSearch } from './search.js';
 
 /** A plain value typed as SQL: only ever interpolated into sql`…`, where it becomes a bound parameter. */
 const bare = (value: string | number | null): SQL => value as unknown as SQL;
@@ -63,13 +57,6 @@ const MYSQL_LIMITS: BulkLimits = {
   nulOnlyInMessageText: false,
 };
 
-const ANALYZE_TABLES =
-  'ANALYZE TABLE sessions, messages, session_activity, message_search, state_meta, telegram_dm_topic_mode, telegram_dm_topic_bindings';
-
-/** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
-const RETRIED = new Set([1213, 1205]);
-const WRITE_ATTEMPTS = 5;
-
 export const mysqlValueDecoders: ValueDecoders = {
   time: toEpoch,
   timeOrNull: (v) => (v === null || v === undefined ? null : toEpoch(v)),
@@ -98,7 +85,7 @@ const asciiLowerText = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLower
 const isStructured = (a: string) => sql.raw(`LEFT(${a}.content, 6) = CONCAT(CHAR(0), 'json:')`);
 const structuredBody = (a: string) => sql.raw(`SUBSTRING(${a}.content, 7)`);
 
-export class MysqlDialect implements Dialect {
+export class MysqlSpelling implements Spelling {
   readonly name = 'mysql' as const;
   readonly descNullsLast = sql`DESC`;
   readonly tipsInListingPage = false;
@@ -112,8 +99,6 @@ export class MysqlDialect implements Dialect {
   readonly forUpdate = sql` FOR UPDATE`;
   readonly databaseSize = sql`SELECT COALESCE(SUM(data_length + index_length), 0) AS bytes
     FROM information_schema.TABLES WHERE table_schema = DATABASE()`;
-
-  constructor(private readonly opened: OpenedMysql) {}
 
   text = (v: string | null | undefined) => bare(v ?? null);
   freeText = (v: string | null | undefined) => bare(v ?? null);
@@ -245,7 +230,7 @@ export class MysqlDialect implements Dialect {
   };
   storedJson = (column: string) => sql.raw(`"${column}"`);
   readonly storedContentColumns = sql.raw('content');
-  contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => ({
+  contentInsert = (content: Parameters<Spelling['contentInsert']>[0]) => ({
     columns: sql`content`,
     values: sql`${encodeStoredContent(content)}`,
   });
@@ -292,197 +277,4 @@ export class MysqlDialect implements Dialect {
     sql`CASE WHEN ${sql.raw(a)}.content IS NULL THEN 0 WHEN ${isStructured(a)} THEN 1 ELSE CHAR_LENGTH(${sql.raw(a)}.content) END`;
   contentHead = (a: string, chars: number) =>
     sql`CASE WHEN ${isStructured(a)} THEN ${sql.raw(a)}.content ELSE LEFT(${sql.raw(a)}.content, ${chars}) END AS content`;
-
-  /** Run one query of an operation on `c`. */
-  private static async run(c: PoolConnection, query: Query, opened: OpenedMysql): Promise<unknown> {
-    if (query.mode === 'all') {
-      const out: unknown[] = [];
-      for (const one of query.sqls) out.push(await MysqlDialect.run(c, { mode: 'rows', sql: one }, opened));
-      return out;
-    }
-    if (query.mode === 'text') {
-      await c.query(query.text, query.params as unknown[]);
-      return undefined;
-    }
-    const compiled = compiler.sqlToQuery(query.sql);
-    if (query.mode === 'values' || query.mode === 'table') {
-      const [found, fields] = await c.query({ sql: compiled.sql, rowsAsArray: true }, compiled.params);
-      const rows = found as unknown[][];
-      if (query.mode === 'values') return rows;
-      return { columns: (fields ?? []).map((f) => f.name), rows } satisfies Table;
-    }
-    if (query.mode === 'inserted') {
-      if (opened.mariadb) {
-        // The rows' own ids, in insertion order, whatever the lock mode and auto_increment_increment.
-        const [returned] = await c.query(`${compiled.sql} RETURNING id`, compiled.params);
-        return (returned as Array<{ id: unknown }>).map((r) => num(r.id));
-      }
-      const [result] = await c.query(compiled.sql, compiled.params);
-      const header = result as ResultSetHeader;
-      if (header.affectedRows <= 1) return header.affectedRows === 0 ? [] : [header.insertId];
-      if (opened.autoincLockMode === 2) {
-        // Interleaved lock mode: a multi-row insert's ids need not follow each other.
-        throw new DatabaseError(
-          'innodb_autoinc_lock_mode = 2 does not promise consecutive ids for a multi-row insert; set it to 1',
-          null,
-        );
-      }
-      // MySQL: insertId is the first row's id, and the statement's next ids follow it at the session's
-      // auto_increment_increment (1 by default, more on a multi-primary cluster), not at 1.
-      const [found] = await c.query('SELECT @@SESSION.auto_increment_increment AS step');
-      const step = Number((found as Array<{ step: unknown }>)[0]?.step);
-      if (!Number.isSafeInteger(step) || step < 1)
-        throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
-      return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
-    }
-    const [result] = await c.query(compiled.sql, compiled.params);
-    if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
-    if (query.mode === 'rows') return Array.isArray(result) ? result : [];
-    return undefined;
-  }
-
-  private async drive<T>(c: PoolConnection, op: Op<T>): Promise<T> {
-    let step = op.next();
-    while (!step.done) {
-      let result: unknown;
-      try {
-        result = await MysqlDialect.run(c, step.value, this.opened);
-      } catch (error) {
-        step = op.throw(error);
-        continue;
-      }
-      step = op.next(result);
-    }
-    return step.value;
-  }
-
-  read<T>(op: () => Op<T>): Promise<T> {
-    return this.gate.admit(async () => {
-      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
-      try {
-        return await this.drive(c, op()).catch(rethrowAsDatabaseError);
-      } finally {
-        c.release();
-      }
-    });
-  }
-
-  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
-    return this.gate.admit(() => {
-      const run = () => this.transaction(op).catch(rethrowAsDatabaseError);
-      return options?.barrier ? this.lanes.barrier(run) : this.lanes.run(options?.lane, run);
-    });
-  }
-
-  /** One transaction on a pooled connection; a deadlock victim runs again (its work was rolled back). */
-  private async transaction<T>(op: () => Op<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const c = await this.opened.connection();
-      let broken = false;
-      try {
-        await c.query('START TRANSACTION');
-        const result = await this.drive(c, op());
-        await c.query('COMMIT');
-        return result;
-      } catch (error) {
-        try {
-          await c.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
-        const errno = (error as { errno?: unknown }).errno;
-        if (typeof errno === 'number' && RETRIED.has(errno) && attempt < WRITE_ATTEMPTS) continue;
-        throw error;
-      } finally {
-        if (broken) c.destroy();
-        else c.release();
-      }
-    }
-  }
-
-  /** One CALL (db/mysql/append.ts) in the session's lane; a deadlock victim is called again. */
-  appendMessage(message: AppendedMessage): Promise<number> {
-    return this.gate.admit(() => {
-      const params = mysqlAppendParams(message);
-      return this.lanes.run(message.sessionId, async () => {
-        for (let attempt = 1; ; attempt++) {
-          const c = await this.opened.connection().catch(rethrowAsDatabaseError);
-          let id: number | null;
-          try {
-            const [result] = await c.query(APPEND_CALL, params);
-            id = appendedId(result);
-          } catch (error) {
-            const errno = (error as { errno?: unknown }).errno;
-            if (typeof errno === 'number' && RETRIED.has(errno) && attempt < WRITE_ATTEMPTS) continue;
-            rethrowAsDatabaseError(error);
-          } finally {
-            c.release();
-          }
-          if (id === null) throw new SessionNotFoundError(message.sessionId);
-          return id;
-        }
-      });
-    });
-  }
-
-  private readonly gate = new CallGate();
-  private readonly lanes = new WriteLanes();
-
-  settle(): Promise<void> {
-    return this.gate.shutAndDrain();
-  }
-
-  /** A long write is an ordinary one: the server does the work, the event loop only waits. */
-  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
-    return this.write(op, options);
-  }
-
-  async close(): Promise<void> {}
-
-  /**
-   * InnoDB recalculates a table's statistics in the background once a tenth of it changed, some time after the
-   * load: ANALYZE TABLE has them right when the import returns. It reports a failure as a row, not an error.
-   */
-  async analyze(): Promise<void> {
-    await this.gate.admit(async () => {
-      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
-      try {
-        const [found] = await c.query(ANALYZE_TABLES).catch(rethrowAsDatabaseError);
-        const failed = (found as Array<{ Table?: unknown; Msg_type?: unknown; Msg_text?: unknown }>).find(
-          (r) => String(r.Msg_type).toLowerCase() === 'error',
-        );
-        if (failed) throw new DatabaseError(`ANALYZE TABLE ${String(failed.Table)}: ${String(failed.Msg_text)}`, null);
-      } finally {
-        c.release();
-      }
-    });
-  }
-
-  async vacuum(): Promise<void> {
-    await this.gate.admit(async () => {
-      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
-      let restored = false;
-      try {
-        // InnoDB's OPTIMIZE rebuilds the table, FULLTEXT index included, with this session's stopword setting:
-        // off, as migrations 0001 and 0004 built it (with it on, "about", "will", "with" would vanish).
-        await c
-          .query('SET @hsdb_stopwords = @@SESSION.innodb_ft_enable_stopword, SESSION innodb_ft_enable_stopword = OFF')
-          .catch(rethrowAsDatabaseError);
-        try {
-          for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
-            await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
-          }
-        } finally {
-          await c
-            .query('SET SESSION innodb_ft_enable_stopword = @hsdb_stopwords, @hsdb_stopwords = NULL')
-            .catch(rethrowAsDatabaseError);
-          restored = true;
-        }
-      } finally {
-        // A connection whose setting could not be put back is not handed to the next caller.
-        if (restored) c.release();
-        else c.destroy();
-      }
-    });
-  }
 }

@@ -1,33 +1,23 @@
 /**
- * Postgres slots. Parameters carry explicit types where Postgres cannot infer one; times go in as
- * timestamptz text exact to the microsecond; structured content lives in content_json.
+ * How Postgres (and PGlite) spells the dialect slots. Parameters carry explicit types where Postgres cannot infer
+ * one; times go in as timestamptz text exact to the microsecond; structured content lives in content_json; our
+ * tables are schema-qualified. Nothing here runs a statement: runner.ts does.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { activityInSessions } from '../../sql/activity.js';
 import { STRUCTURED_PREFIX, decodeStoredContent, encodeStoredContent, isStructured } from '../../codecs/content.js';
-import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from './nul-escape.js';
 import type { JsonValue } from '../../codecs/json.js';
 import { epochSecondsToTimestamptz, timestamptzToEpochSeconds } from '../../codecs/time.js';
-import type {
-  AppendedMessage,
-  BulkColumn,
-  BulkType,
-  Dialect,
-  SearchStatements,
-  ValueDecoders,
-  WriteOptions,
-} from '../dialect.js';
-import { CallGate, WriteLanes, type Op, exec, insertedIds, tableOfRows } from '../ops.js';
-import { pgSearch } from './search.js';
-import { type PgAppendStatements, pgAppendStatements, pgParam } from './append-statement.js';
-import { AppendQueue } from './append-queue.js';
-import { packedReplayColumnList } from '../../sql/replay-columns.js';
-import { messageColumnList } from '../../sql/message-columns.js';
+import { activityInSessions } from '../../sql/activity.js';
 import { standardOnConflict } from '../../sql/conflict.js';
+import { messageColumnList } from '../../sql/message-columns.js';
+import { packedReplayColumnList } from '../../sql/replay-columns.js';
 import { type QualifiedNames, qualifiedNames } from '../../sql/tables.js';
-import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import { type PgExecutor, changesOf, rowsOf } from './open.js';
 import { type BulkLimits, YEAR_1, YEAR_10000 } from '../bulk-fit.js';
+import type { BulkColumn, BulkType, SearchStatements, Spelling, ValueDecoders } from '../dialect.js';
+import { type Op, exec } from '../ops.js';
+import { pgParam } from './append-statement.js';
+import { decodePgJson, decodePgJsonText, decodePgText, encodePgJsonText, encodePgText } from './nul-escape.js';
+import { pgSearch } from './search.js';
 
 /** Postgres and PGlite: timestamptz through our codec, bigint counters, a 32-bit token_count, double precision. */
 export const BULK_LIMITS: BulkLimits = {
@@ -39,13 +29,6 @@ export const BULK_LIMITS: BulkLimits = {
   statementBytes: null,
   nulOnlyInMessageText: true,
 };
-
-/** What the dialect needs from the backend: queries for reads (on the current pool), and safe transactions for writes. */
-export interface PgConnection extends PgExecutor {
-  transaction<T>(body: (executor: PgExecutor) => Promise<T>): Promise<T>;
-  /** One prepared statement outside a transaction (atomic on its own): its rows. */
-  statement(text: string, params: readonly unknown[]): Promise<Array<Record<string, unknown>>>;
-}
 
 function toEpoch(v: unknown): number {
   if (typeof v === 'number') return v;
@@ -103,16 +86,10 @@ function asJsonText(text: string): string {
   }
 }
 
-/**
- * Append statements in flight at once before the next appends wait to go together: two measured best with 16
- * concurrent callers (bench/append.ts), one sending while the next batch forms.
- */
-const APPENDS_IN_FLIGHT = 2;
-
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 
-export class PgDialect implements Dialect {
+export class PgSpelling implements Spelling {
   readonly name = 'pg' as const;
   readonly descNullsLast = sql`DESC NULLS LAST`;
   readonly tipsInListingPage = true;
@@ -124,13 +101,8 @@ export class PgDialect implements Dialect {
   readonly databaseSize = sql`SELECT pg_database_size(current_database()) AS bytes`;
 
   /** `names`: our tables and functions qualified with the store's schema (default: the public layout). */
-  constructor(
-    private readonly conn: PgConnection,
-    readonly t: QualifiedNames = qualifiedNames(),
-  ) {
+  constructor(readonly t: QualifiedNames = qualifiedNames()) {
     this.search = pgSearch(t);
-    this.appendStatements = pgAppendStatements(t);
-    this.appendQueue = new AppendQueue(conn, this.appendStatements, APPENDS_IN_FLIGHT);
     // The sequence is found through the qualified table name (a text argument, bound as a parameter).
     const sequence = sql`pg_get_serial_sequence(${t.qualifiedText('messages')}, 'id')`;
     // Never below an id already handed out: an append in flight may hold one above MAX(id).
@@ -215,7 +187,7 @@ export class PgDialect implements Dialect {
   };
   storedJson = (column: string) => sql.raw(`"${column}"::text AS "${column}"`);
   readonly storedContentColumns = sql.raw('content, content_json::text AS content_json');
-  contentInsert = (content: Parameters<Dialect['contentInsert']>[0]) => {
+  contentInsert = (content: Parameters<Spelling['contentInsert']>[0]) => {
     const [text, json] = pgParam.content(content);
     return { columns: sql`content, content_json`, values: sql`${text}::text, ${json}::jsonb` };
   };
@@ -253,119 +225,4 @@ export class PgDialect implements Dialect {
     sql`left(${sql.raw(a)}.content, ${chars * 2}::int) AS content, ${sql.raw(a)}.content_json`;
   contentLength = (a: string) =>
     sql.raw(`CASE WHEN ${a}.content_json IS NOT NULL THEN 1 ELSE COALESCE(length(${a}.content), 0) END`);
-
-  static async runAsync<T>(executor: PgExecutor, op: Op<T>): Promise<T> {
-    let step = op.next();
-    while (!step.done) {
-      let result: unknown;
-      try {
-        const query = step.value;
-        if (query.mode === 'text')
-          throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
-        if (query.mode === 'all') {
-          // Outside a transaction each statement takes its own pooled connection, so they run at once.
-          result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
-        } else if (query.mode === 'table') {
-          result = executor.table
-            ? await executor.table(query.sql)
-            : tableOfRows(rowsOf<Record<string, unknown>>(await executor.execute(query.sql)));
-        } else if (query.mode === 'changes') {
-          result = changesOf(await executor.execute(query.sql));
-        } else if (query.mode === 'inserted') {
-          result = insertedIds(rowsOf(await executor.execute(sql`${query.sql} RETURNING id`)));
-        } else if (query.mode === 'values') {
-          result = executor.values
-            ? await executor.values(query.sql)
-            : rowsOf<Record<string, unknown>>(await executor.execute(query.sql)).map((row) => Object.values(row));
-        } else {
-          result = rowsOf(await executor.execute(query.sql));
-        }
-      } catch (error) {
-        step = op.throw(error);
-        continue;
-      }
-      step = op.next(result);
-    }
-    return step.value;
-  }
-
-  read<T>(op: () => Op<T>): Promise<T> {
-    return this.gate.admit(() => PgDialect.runAsync(this.conn, op()).catch(rethrowAsDatabaseError));
-  }
-
-  /**
-   * Each write is its own transaction on a pooled connection, so writes run side by side; those of one
-   * lane wait for the previous one to settle before they begin (otherwise two appends to one session
-   * could take the session's row lock in either order, and commit out of order).
-   */
-  write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
-    return this.gate.admit(() => {
-      const run = () =>
-        this.conn.transaction((executor) => PgDialect.runAsync(executor, op())).catch(rethrowAsDatabaseError);
-      return options?.barrier ? this.lanes.barrier(run) : this.lanes.run(options?.lane, run);
-    });
-  }
-
-  /**
-   * One round trip: the append statement (append-statement.ts) is atomic on its own, so it needs no BEGIN/COMMIT,
-   * and appends that queue up go together (append-queue.ts). Parameters are encoded now, before the lane
-   * waits; the lane keeps one session's appends in request order.
-   */
-  appendMessage(message: AppendedMessage): Promise<number> {
-    return this.gate.admit(() => {
-      const params = this.appendStatements.params(message);
-      return this.lanes.run(message.sessionId, async () => {
-        let id: unknown;
-        try {
-          id = await this.appendQueue.append(params);
-        } catch (error) {
-          rethrowAsDatabaseError(error);
-        }
-        if (id === undefined) throw new SessionNotFoundError(message.sessionId);
-        return this.decode.int(id);
-      });
-    });
-  }
-
-  private readonly gate = new CallGate();
-  private readonly appendStatements: PgAppendStatements;
-  private readonly appendQueue: AppendQueue;
-  private readonly lanes = new WriteLanes();
-
-  settle(): Promise<void> {
-    return this.gate.shutAndDrain();
-  }
-
-  /** Postgres never blocks the event loop: a long write is an ordinary one. */
-  maintain<T>(op: () => Op<T>, options?: WriteOptions): Promise<T> {
-    return this.write(op, options);
-  }
-
-  async close(): Promise<void> {}
-
-  /**
-   * Without it the planner has no statistics for the rows a bulk load wrote until autovacuum analyzes them,
-   * which may be never (autovacuum off; PGlite runs none): a listing then takes a plan many times slower.
-   * A table per statement: PGlite runs on this thread, and the postings' sample (statistics target 1000,
-   * migration 0005) is the long one.
-   */
-  async analyze(): Promise<void> {
-    const { t } = this;
-    const tables = [
-      t.sessions,
-      t.messages,
-      t.messageSearchTerms,
-      t.messageSearchStats,
-      t.stateMeta,
-      t.telegramDmTopicMode,
-      t.telegramDmTopicBindings,
-    ];
-    await this.gate.admit(async () => {
-      for (const table of tables) await this.conn.execute(sql`ANALYZE ${table}`).catch(rethrowAsDatabaseError);
-    });
-  }
-
-  async vacuum(): Promise<void> {
-    await this.gate.admit(() => this.conn.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError));
-  }
 }
