@@ -47,7 +47,9 @@ for (const [section, metrics] of sections) {
   out.push('', `## ${section}`, '', ...from.map((r) => `Run: ${describe(r)}.`), '');
   out.push('| case | value | unit | better | baseline |', '|---|---:|---|---|---|');
   for (const { metric } of metrics.values()) {
-    const baseline = metric.baseline ? `${metric.baseline.label}: ${show({ ...metric, value: metric.baseline.value })}` : '';
+    const baseline = metric.baseline
+      ? `${metric.baseline.label}: ${show({ ...metric, value: metric.baseline.value })}`
+      : '';
     out.push(
       `| ${metric.key.slice(section.length + 1)} | ${show(metric)} | ${metric.unit} | ${metric.higherIsBetter ? 'higher' : 'lower'} | ${baseline} |`,
     );
