@@ -13,28 +13,31 @@ import { LISTING_HISTORY, sharedHermesHistory } from '../helpers/corpus-cache.js
 const mariadb = await mariadbHarness();
 const ready = harnessAvailable(mariadb);
 
-describe.skipIf(!ready)(`a 110,000-message import into MariaDB${ready ? '' : ` (skipped: ${mariadb.unavailable})`}`, () => {
-  let store: SessionStore | undefined;
-  afterAll(async () => {
-    await store?.close();
-    await mariadb.cleanup();
-  });
+describe.skipIf(!ready)(
+  `a 110,000-message import into MariaDB${ready ? '' : ` (skipped: ${mariadb.unavailable})`}`,
+  () => {
+    let store: SessionStore | undefined;
+    afterAll(async () => {
+      await store?.close();
+      await mariadb.cleanup();
+    });
 
-  it(
-    'imports a 110,000-message Hermes history into MariaDB and verifies it',
-    async () => {
-      const file = await sharedHermesHistory(LISTING_HISTORY);
-      store = await mariadb.open();
-      const hermes = new Database(file, { readonly: true });
-      const inFile = (hermes.prepare('SELECT COUNT(*) AS n FROM messages').get() as { n: number }).n;
-      hermes.close();
-      expect(inFile).toBeGreaterThanOrEqual(110_000);
-      const report = await importHermesStateDb(file, store, { verify: true });
-      expect(report.messages).toBe(inFile);
-      expect(report.verification?.problems).toEqual([]);
-      expect(report.verification?.ok).toBe(true);
-      expect(await store.messageCount()).toBe(inFile);
-    },
-    isCI ? 600_000 : 300_000,
-  );
-});
+    it(
+      'imports a 110,000-message Hermes history into MariaDB and verifies it',
+      async () => {
+        const file = await sharedHermesHistory(LISTING_HISTORY);
+        store = await mariadb.open();
+        const hermes = new Database(file, { readonly: true });
+        const inFile = (hermes.prepare('SELECT COUNT(*) AS n FROM messages').get() as { n: number }).n;
+        hermes.close();
+        expect(inFile).toBeGreaterThanOrEqual(110_000);
+        const report = await importHermesStateDb(file, store, { verify: true });
+        expect(report.messages).toBe(inFile);
+        expect(report.verification?.problems).toEqual([]);
+        expect(report.verification?.ok).toBe(true);
+        expect(await store.messageCount()).toBe(inFile);
+      },
+      isCI ? 600_000 : 300_000,
+    );
+  },
+);
