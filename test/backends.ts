@@ -106,8 +106,14 @@ function migratedPglite(schema: string | undefined): Promise<string> {
   let built = pgliteTemplates.get(key);
   if (!built) {
     const hash = contentHash(['src', 'drizzle', 'node_modules/@electric-sql/pglite/package.json'], key);
-    built = buildOnce('pglite', `${schema ?? 'default'}-${hash}`, async (partial) => {
+    const prefix = `${schema ?? 'default'}-`;
+    built = buildOnce('pglite', `${prefix}${hash}`, async (partial) => {
       await (await openStore(`pglite:${partial}`, withSchema(schema, {}))).close();
+      // Copies made before src or drizzle last changed are never read again: 40 MB each.
+      const dir = path.dirname(partial);
+      for (const name of fs.readdirSync(dir))
+        if (name.startsWith(prefix) && !name.startsWith(`${prefix}${hash}`) && !name.endsWith('.lock'))
+          fs.rmSync(path.join(dir, name), { recursive: true, force: true });
     });
     pgliteTemplates.set(key, built);
   }
