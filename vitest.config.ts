@@ -1,9 +1,8 @@
 import { defineConfig } from 'vitest/config';
 import { isPostgresJsTypeQueryRejection } from './test/helpers/postgres-js.js';
+import { RELIABILITY, SCALE, TIMED } from './test/suites.js';
 
-/** Files that time their own work (elapsed or event-loop stalls): they run alone, after the rest. */
-const TIMED = ['test/search/fts5-snippet.test.ts', 'test/search-huge-rows.test.ts', 'test/export.test.ts'];
-
+/** `npm test`: every engine, every contract. The scale and package suites are `npm run test:scale` (test/suites.ts). */
 export default defineConfig({
   test: {
     // PGlite boots a WASM Postgres per store and the process tests spawn workers: give them room.
@@ -21,8 +20,7 @@ export default defineConfig({
         test: {
           name: 'main',
           include: ['test/**/*.test.ts'],
-          // The reliability suite has its own command (npm run test:reliability) and config.
-          exclude: ['test/reliability/**', 'node_modules/**', ...TIMED],
+          exclude: [...RELIABILITY, ...SCALE, 'node_modules/**', ...TIMED],
           // Two files at a time on 2 cores: much of a file's time is spent waiting on a server or a child
           // process (Vitest's default would be one, the cores less one).
           maxWorkers: 2,

@@ -14,6 +14,7 @@ import type { Connection as MysqlConnection } from 'mysql2/promise';
 import postgres from 'postgres';
 import { type OpenStoreOptions, openStore } from '../src/index.js';
 import { type ContractCapability, type ContractHarness, harnessAvailable } from '../src/testing/index.js';
+import { buildOnce, contentHash } from './helpers/build-once.js';
 
 export type HarnessName =
   | 'sqlite-file'
@@ -90,6 +91,35 @@ export function sqliteMemoryHarness(): Harness {
 const withSchema = (schema: string | undefined, options?: OpenStoreOptions): OpenStoreOptions =>
   schema === undefined ? (options ?? {}) : { schema, ...options };
 
+/** Options that only change how a store behaves once open, not what opening it migrates or checks. */
+const RUNTIME_OPTIONS = new Set(['clock', 'searchRankWindow']);
+
+/**
+ * A migrated PGlite data directory per schema, built once per content of the code it depends on (.tmp/pglite):
+ * `open()` copies it and opens the copy, which checks the migrations as every open does but has none left to
+ * apply. A WASM Postgres running every migration costs seconds per store; the migrator itself is tested on
+ * `freshUrl()` directories, which stay empty.
+ */
+const pgliteTemplates = new Map<string, Promise<string>>();
+function migratedPglite(schema: string | undefined): Promise<string> {
+  const key = schema ?? '';
+  let built = pgliteTemplates.get(key);
+  if (!built) {
+    const hash = contentHash(['src', 'drizzle', 'node_modules/@electric-sql/pglite/package.json'], key);
+    const prefix = `${schema ?? 'default'}-`;
+    built = buildOnce('pglite', `${prefix}${hash}`, async (partial) => {
+      await (await openStore(`pglite:${partial}`, withSchema(schema, {}))).close();
+      // Copies made before src or drizzle last changed are never read again: 40 MB each.
+      const dir = path.dirname(partial);
+      for (const name of fs.readdirSync(dir))
+        if (name.startsWith(prefix) && !name.startsWith(`${prefix}${hash}`) && !name.endsWith('.lock'))
+          fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    });
+    pgliteTemplates.set(key, built);
+  }
+  return built;
+}
+
 /** `schema`: every store of the harness lives in that Postgres schema (the `-schema` harnesses). */
 export function pgliteHarness(schema?: string): Harness {
   const dirs: string[] = [];
@@ -106,8 +136,14 @@ export function pgliteHarness(schema?: string): Harness {
       'multi-process': 'PGlite runs inside one process; a second process cannot share its data directory',
     },
     freshUrl,
-    // In-memory PGlite is the fast path for tests that do not reopen the database.
-    open: (options) => openStore('pglite:memory', withSchema(schema, options)),
+    open: async (options) => {
+      // Options that change what opening does (migrate, migrationsFolder, mustExist, …) get an empty database.
+      if (Object.keys(options ?? {}).some((key) => !RUNTIME_OPTIONS.has(key)))
+        return openStore('pglite:memory', withSchema(schema, options));
+      const url = await freshUrl();
+      fs.cpSync(await migratedPglite(schema), url.slice('pglite:'.length), { recursive: true });
+      return openStore(url, withSchema(schema, options));
+    },
     openAt: (url, options) => openStore(url, withSchema(schema, options)),
     cleanup: async () => {
       // The harness stays usable: a later open starts a new directory.

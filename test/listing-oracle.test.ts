@@ -2,7 +2,7 @@
  * listSessionsRich against Hermes' own SQL (spec: list_sessions_rich and its recursive CTE) at real scale: a
  * Hermes-format state.db of ~10,000 sessions (compression chains, /branch children, delegates, continuations that
  * do not qualify, equal start times, old sessions resumed later, four sources), imported into an SQLite store and
- * a Postgres store in a non-default schema. Orders, pages and values must be Hermes'; the compression-tip
+ * a Postgres store in a non-default schema, and MariaDB (one file per run: test/helpers/corpus-cache.ts). Orders, pages and values must be Hermes'; the compression-tip
  * projection must match getCompressionTip and the tip's own listed values.
  */
 import fs from 'node:fs';
@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeHermesHistoryStateDb } from '../examples/hermes-state-db.js';
 import {
   type ListSessionsRichOptions,
   type SessionStore,
@@ -21,9 +20,10 @@ import {
 import { previewFromRaw } from '../src/repos/rows.js';
 import { type Harness, postgresHarness, reportAvailability, mariadbHarness } from './backends.js';
 import { harnessAvailable } from '../src/testing/index.js';
+import { LISTING_HISTORY, sharedHermesHistory } from './helpers/corpus-cache.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-listing-oracle-'));
-const file = path.join(dir, 'state.db');
+let file: string;
 let hermes: Database.Database;
 
 interface OracleRow {
@@ -95,8 +95,8 @@ const PAGES = [
   { limit: -1, offset: 0 },
 ];
 
-beforeAll(() => {
-  writeHermesHistoryStateDb(file, { messages: 110_000, lineage: true, sessionSize: { min: 0, span: 20 } });
+beforeAll(async () => {
+  file = await sharedHermesHistory(LISTING_HISTORY);
   hermes = new Database(file, { readonly: true });
 }, 300_000);
 

@@ -171,7 +171,8 @@ describe('row decoders, PGlite (the app opens the data directory with its own PG
     } finally {
       await client.close();
     }
-  });
+    // A full migration and a second WASM Postgres boot: past 30 s on a loaded 2-core machine.
+  }, 120_000);
 });
 
 const pg = await postgresHarness();

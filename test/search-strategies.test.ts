@@ -15,7 +15,7 @@ import {
   pgliteHarness,
   postgresHarness,
   reportAvailability,
-  sqliteMemoryHarness,
+  sqliteFileHarness,
   mariadbHarness,
 } from './backends.js';
 
@@ -120,26 +120,47 @@ async function numbering(store: SessionStore): Promise<string[]> {
   return out;
 }
 
+/**
+ * Every backend is filled once (the same appends in the same order) and closed; each rank window and time order
+ * below reopens that database with its window and sets its times (setTimes rewrites every message's time).
+ */
+const reference = sqliteFileHarness();
+const harnesses: Harness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
+const filled = new Map<Harness, string>();
+
+beforeAll(async () => {
+  for (const h of [reference, ...harnesses]) {
+    if (h !== reference && !reportAvailability(h)) continue;
+    const url = await h.freshUrl();
+    const store = await h.openAt(url);
+    await fill(store);
+    await store.close();
+    filled.set(h, url);
+  }
+}, 300_000);
+afterAll(async () => {
+  for (const h of [reference, ...harnesses]) await h.cleanup();
+});
+
+/** The filled database of `h`, reopened with the rank window `cap` and its times set. */
+async function reopen(h: Harness, cap: number, inOrder: boolean): Promise<SessionStore> {
+  const store = await h.openAt(filled.get(h)!, { searchRankWindow: cap });
+  await setTimes(store, inOrder);
+  return store;
+}
+
 for (const [cap, times] of [
   [40, 'in order'],
   [100_000, 'in order'],
   [40, 'against ids'],
   [100_000, 'against ids'],
 ] as const) {
-  // Harnesses per suite: each suite's cleanup ends its own.
-  const reference = sqliteMemoryHarness();
-  const harnesses: Harness[] = [pgliteHarness(), await postgresHarness(), await mariadbHarness()];
-  const prepare = async (store: SessionStore) => {
-    await fill(store);
-    await setTimes(store, times === 'in order');
-  };
   describe(`Postgres search strategies (and MariaDB's judged search) equal SQLite's answer (rank window ${cap}, times ${times})`, () => {
     const expected = new Map<string, string[]>();
     let sqlite: SessionStore;
 
     beforeAll(async () => {
-      sqlite = await reference.open({ searchRankWindow: cap });
-      await prepare(sqlite);
+      sqlite = await reopen(reference, cap, times === 'in order');
       for (const q of QUERIES)
         for (const [name, options] of FILTERS) expected.set(`${q} | ${name}`, await answer(sqlite, q, options));
       // The data does what the queries are for: every query finds a full page and, under the small window, crosses it.
@@ -150,7 +171,6 @@ for (const [cap, times] of [
     }, 120_000);
     afterAll(async () => {
       await sqlite?.close();
-      await reference.cleanup();
     });
 
     for (const h of harnesses) {
@@ -159,14 +179,12 @@ for (const [cap, times] of [
         let store: SessionStore;
         // biome-ignore lint/suspicious/noDuplicateTestHooks: one describe per harness, each with its own store
         beforeAll(async () => {
-          store = await h.open({ searchRankWindow: cap });
-          await prepare(store);
+          store = await reopen(h, cap, times === 'in order');
           expect(await numbering(store)).toEqual(await numbering(sqlite));
         }, 120_000);
         // biome-ignore lint/suspicious/noDuplicateTestHooks: one describe per harness, each with its own store
         afterAll(async () => {
           await store?.close();
-          await h.cleanup();
         });
 
         for (const q of QUERIES) {

@@ -1,17 +1,15 @@
 /**
  * Import, copy and verify to and from MySQL/MariaDB: the Python reference's own state.db through
- * MariaDB → Postgres → MariaDB → SQLite, each step verified, the last store compared with the first; and a
- * Hermes-format history of 110,000 messages imported into MariaDB and verified.
+ * MariaDB → Postgres → MariaDB → SQLite, each step verified, the last store compared with the first. The
+ * 110,000-message import is test/mysql/import-scale.test.ts (npm run test:scale).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeHermesHistoryStateDb } from '../../examples/hermes-state-db.js';
 import { type SessionStore, copyStore, importHermesStateDb, openStore, verifyStores } from '../../src/index.js';
 import { harnessAvailable } from '../../src/testing/index.js';
-import { isCI, postgresHarness, reportAvailability, mariadbHarness } from '../backends.js';
+import { postgresHarness, reportAvailability, mariadbHarness } from '../backends.js';
 import { sharedFixture } from '../helpers/fixtures.js';
 
 const mariadb = await mariadbHarness();
@@ -69,24 +67,5 @@ describe.skipIf(!ready || fixture.path === undefined)(
         await first.getMessagesAsConversation(busiest!.id),
       );
     });
-
-    it(
-      'imports a 110,000-message Hermes history into MariaDB and verifies it',
-      async () => {
-        const file = path.join(dir, 'history.db');
-        writeHermesHistoryStateDb(file, { messages: 110_000, lineage: true });
-        const store = keep(await mariadb.open());
-        const hermes = new Database(file, { readonly: true });
-        const inFile = (hermes.prepare('SELECT COUNT(*) AS n FROM messages').get() as { n: number }).n;
-        hermes.close();
-        expect(inFile).toBeGreaterThanOrEqual(110_000);
-        const report = await importHermesStateDb(file, store, { verify: true });
-        expect(report.messages).toBe(inFile);
-        expect(report.verification?.problems).toEqual([]);
-        expect(report.verification?.ok).toBe(true);
-        expect(await store.messageCount()).toBe(inFile);
-      },
-      isCI ? 600_000 : 300_000,
-    );
   },
 );

@@ -1,0 +1,23 @@
+/**
+ * Which test files run under which command. `npm test` (vitest.config.ts) is every engine and every contract;
+ * `npm run test:scale` (vitest.scale.config.ts) is the work that only scale or the packed package shows: the
+ * oracles on 20,000+ message histories, the huge-message suites, and the tarball installed into apps. CI runs both.
+ */
+
+/** Scale and package suites: their own command, run by CI after `npm test`. */
+export const SCALE = [
+  'test/listing-oracle.test.ts',
+  'test/search-oracle.test.ts',
+  'test/mysql/import-scale.test.ts',
+  'test/pg/huge-messages.test.ts',
+  'test/search-huge-rows.test.ts',
+  'test/package/**/*.test.ts',
+  'test/published-types.test.ts',
+];
+
+/** Files that time their own work (elapsed or event-loop stalls): they run alone, after the rest of their command. */
+export const TIMED = ['test/search/fts5-snippet.test.ts', 'test/export.test.ts'];
+export const SCALE_TIMED = ['test/search-huge-rows.test.ts'];
+
+/** Run by `npm run test:reliability` (vitest.reliability.config.ts). */
+export const RELIABILITY = ['test/reliability/**'];
