@@ -501,8 +501,8 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     },
     like: (tokens, where, limit, offset) => {
       const content = helpers.contentText('m');
-      // Each column is folded once, in a derived table that the server merges into the query: spelled out
-      // per token, a query of hundreds of tokens was half a megabyte of SQL text to build and send.
+      // Each column is folded once, in a derived table that the server merges into the query, not once per
+      // token: the fold is 26 REPLACEs, and a query may hold hundreds of tokens.
       const clauses = tokens.map((token) => {
         const pattern = containsPattern(token);
         return sql`(${helpers.likeLowered(sql`f.content`, pattern)} OR ${helpers.likeLowered(sql`f.tool_name`, pattern)}
@@ -512,7 +512,7 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
         SELECT ${HIT_COLUMNS},
           SUBSTRING(${content}, GREATEST(1, LOCATE(${tokens[0]!}, ${content}) - 40), 120) AS snippet
         FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
-        JOIN (SELECT id, ${helpers.asciiLower(helpers.contentText('m'))} AS content,
+        JOIN (SELECT id, ${helpers.asciiLower(content)} AS content,
             ${helpers.asciiLower(sql`m.tool_name`)} AS tool_name, ${helpers.asciiLower(sql`m.tool_calls`)} AS tool_calls
           FROM ${t.messages} m) f ON f.id = m.id
         WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}

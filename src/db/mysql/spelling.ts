@@ -80,6 +80,9 @@ function asciiLower(expr: SQL): SQL {
   return sql`${ASCII_LOWER_OPEN}${expr}${ASCII_LOWER_CLOSE}`;
 }
 const asciiLowerText = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+/** Hermes' LIKE of an asciiLower()ed expression ('\\' in MySQL's string syntax is one backslash). */
+const likeLowered = (lowered: SQL, pattern: string) =>
+  sql`${lowered} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`;
 
 /** The structured-content marker at the start of a content column ("\x00json:"). */
 const isStructured = (a: string) => sql.raw(`LEFT(${a}.content, 6) = CONCAT(CHAR(0), 'json:')`);
@@ -93,7 +96,7 @@ export class MysqlSpelling implements Spelling {
   readonly decode = mysqlValueDecoders;
   readonly search = mysqlSearch(this.t, {
     asciiLower,
-    likeLowered: (lowered, pattern) => sql`${lowered} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`,
+    likeLowered,
     contentText: (a) => sql`CASE WHEN ${isStructured(a)} THEN ${structuredBody(a)} ELSE ${sql.raw(a)}.content END`,
   });
   readonly forUpdate = sql` FOR UPDATE`;
@@ -252,9 +255,8 @@ export class MysqlSpelling implements Spelling {
   walkSeed = (value: SQL) => sql`CAST(${value} AS CHAR(${sql.raw(String(MYSQL_ID_BYTES))}))`;
   likeAsciiCi = (expr: SQL, pattern: string) =>
     // A pattern without ASCII letters (CJK) matches the same bytes in any case: no folding to do on each row.
-    // '\\' in MySQL's string syntax is one backslash.
     /[A-Za-z]/.test(pattern)
-      ? sql`${asciiLower(expr)} LIKE CAST(${asciiLowerText(pattern)} AS BINARY) ESCAPE '\\\\'`
+      ? likeLowered(asciiLower(expr), pattern)
       : sql`CAST(${expr} AS BINARY) LIKE CAST(${pattern} AS BINARY) ESCAPE '\\\\'`;
   inSubquery = (expr: SQL, subquery: SQL) => sql`${expr} IN (${subquery})`;
   // Compared text is binary already (schema/mysql.ts): byte order, as SQLite's BINARY collation.
