@@ -19,6 +19,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CAP_QUERIES } from '../../bench/judge.js';
 import { pastedLog } from '../../bench/search.js';
 import { type SessionStore, copyStore, openStore } from '../../src/index.js';
 import { harnessAvailable } from '../../src/testing/index.js';
@@ -33,41 +34,14 @@ const LIMIT = 30;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-search-loop-'));
 
-/** Terms joined by `sep` after `head`, as many as fit in the cap. */
-function atCap(term: (i: number) => string, sep: string, head = ''): string {
-  let query = head;
-  for (let i = 0; ; i++) {
-    const next = query === '' ? term(i) : `${query}${sep}${term(i)}`;
-    if ([...next].length > MAX_QUERY_CHARS) return query;
-    query = next;
-  }
-}
-
-const WORDS = ['timeout', 'request', 'served', 'cache', 'shard', 'upstream', 'docker', 'server', 'error', 'deploy'];
-
 const CASES = [
   // The issue's query: one short CJK character, then short Latin tokens (a LIKE scan per token).
-  { path: 'short CJK', route: 'like', query: atCap((i) => `zq${i}x`, ' ', '的'), sorts: [null] },
-  { path: 'words', route: 'words', query: atCap((i) => String(i), ' OR '), sorts: [null, 'newest'] },
-  {
-    path: 'phrases',
-    route: 'words',
-    query: atCap((i) => `"${WORDS[i % WORDS.length]} ${WORDS[(i + 1) % WORDS.length]}"`, ' OR '),
-    sorts: [null, 'newest'],
-  },
-  {
-    path: 'prefixes',
-    route: 'words',
-    query: atCap((i) => (i % 50 === 0 ? 'requ*' : `${100 + i}*`), ' OR '),
-    sorts: [null, 'newest'],
-  },
+  { path: 'short CJK', route: 'like', query: CAP_QUERIES.shortCjk, sorts: [null] },
+  { path: 'words', route: 'words', query: CAP_QUERIES.words, sorts: [null, 'newest'] },
+  { path: 'phrases', route: 'words', query: CAP_QUERIES.phrases, sorts: [null, 'newest'] },
+  { path: 'prefixes', route: 'words', query: CAP_QUERIES.prefixes, sorts: [null, 'newest'] },
   // Over the rank window (more than 10,000 matches): compared in the time orders, which reach every match.
-  {
-    path: 'trigram',
-    route: 'substrings',
-    query: atCap((i) => String(200 + i), ' OR ', '数据库'),
-    sorts: ['newest', 'oldest'],
-  },
+  { path: 'trigram', route: 'substrings', query: CAP_QUERIES.trigram, sorts: ['newest', 'oldest'] },
 ] as const;
 
 /** The corpus, written raw in one transaction (the FTS triggers index it as appends would). */
@@ -159,12 +133,14 @@ const BACKENDS = [
     logChars: Number.POSITIVE_INFINITY,
     jsonbToolCalls: false,
     available: true,
+    unavailable: undefined,
     open: (file: string) => openStore(`sqlite:${file}`),
   },
   {
     name: 'PGlite store (pglite:memory)',
     ...POSTGRES_CORPUS,
     available: true,
+    unavailable: undefined,
     open: (file: string) => copiedInto('pglite:memory', file),
   },
   {
@@ -194,7 +170,7 @@ afterAll(async () => {
 
 for (const backend of BACKENDS)
   describe.skipIf(!backend.available)(
-    `${backend.name}: the longest query of each search path never stalls the event loop${backend.available ? '' : ` (skipped: ${'unavailable' in backend ? backend.unavailable : ''})`}`,
+    `${backend.name}: the longest query of each search path never stalls the event loop${backend.available ? '' : ` (skipped: ${backend.unavailable})`}`,
     () => {
       const file = path.join(dir, `${BACKENDS.indexOf(backend)}.db`);
       let store: SessionStore;
