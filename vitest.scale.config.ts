@@ -1,17 +1,10 @@
 import { defineConfig } from 'vitest/config';
-import { isPostgresJsTypeQueryRejection } from './test/helpers/postgres-js.js';
-import { SCALE, SCALE_TIMED } from './test/suites.js';
+import { SCALE, SCALE_TIMED, SHARED_TEST_OPTIONS } from './test/suites.js';
 
 /** `npm run test:scale`: the oracles on 20,000+ messages, the huge-message suites and the packed package (test/suites.ts). */
 export default defineConfig({
   test: {
-    // As in vitest.config.ts: the slow tests and hooks give their own timeouts.
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    env: { HSDB_VERIFY_SQL: '1' },
-    // See vitest.config.ts.
-    onUnhandledError: (error) => !isPostgresJsTypeQueryRejection(error),
+    ...SHARED_TEST_OPTIONS,
     projects: [
       {
         extends: true,

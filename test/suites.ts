@@ -4,6 +4,8 @@
  * oracles on 20,000+ message histories, the huge-message suites, and the tarball installed into apps. CI runs both.
  */
 
+import { isPostgresJsTypeQueryRejection } from './helpers/postgres-js.js';
+
 /** Scale and package suites: their own command, run by CI after `npm test`. */
 export const SCALE = [
   'test/listing-oracle.test.ts',
@@ -21,3 +23,17 @@ export const SCALE_TIMED = ['test/search-huge-rows.test.ts'];
 
 /** Run by `npm run test:reliability` (vitest.reliability.config.ts). */
 export const RELIABILITY = ['test/reliability/**'];
+
+/**
+ * Options `npm test` and `npm run test:scale` share. PGlite boots a WASM Postgres per store and the process
+ * tests spawn workers: room for them. Every SQLite statement is compiled by our fast path and by Drizzle, and
+ * the two must agree (HSDB_VERIFY_SQL). The one rejection postgres.js 3.4.9 drops where no caller can handle
+ * it (test/helpers/postgres-js.ts) is not a failure of this library; any other unhandled error fails the run.
+ */
+export const SHARED_TEST_OPTIONS = {
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks',
+  env: { HSDB_VERIFY_SQL: '1' },
+  onUnhandledError: (error: unknown) => !isPostgresJsTypeQueryRejection(error),
+} as const;
