@@ -1,7 +1,7 @@
 /**
  * An engine is one folder: outside `src/db/<engine>/`, the engine's schema file and the registry
- * (`src/db/engines.ts`), no source file names an engine in code — an identifier (`PgBackend`, `openSqlite`),
- * a string that is an engine's name, driver, scheme or URL (`'pg'`, `'pglite:'`, `` `sqlite:${path}` ``), a
+ * (`src/db/engines.ts`, and `src/db/engine-options.ts` for its zod options), no source file names an engine
+ * in code — an identifier (`PgBackend`, `openSqlite`), a string that is an engine's name, driver, scheme or URL (`'pg'`, `'pglite:'`, `` `sqlite:${path}` ``), a
  * regular expression naming one, or an import of an engine's module — so a fifth engine is a new folder and
  * one registry line. Comments and prose (help text, messages, test titles) may mention engines: they explain,
  * they do not branch. Read with TypeScript's parser, so a name in a comment is not a hit.
@@ -14,9 +14,13 @@ import { expect, it } from 'vitest';
 const SRC = path.join(import.meta.dirname, '..', 'src');
 const ENGINES = ['sqlite', 'pg', 'mysql'];
 
-/** Where an engine may be named: its own folder, its schema file, the registry. */
+/** Where an engine may be named: its own folder, its schema file, the registry (and its options half). */
 function engineOwned(rel: string): boolean {
-  return ENGINES.some((e) => rel.startsWith(`db/${e}/`) || rel === `schema/${e}.ts`) || rel === 'db/engines.ts';
+  return (
+    ENGINES.some((e) => rel.startsWith(`db/${e}/`) || rel === `schema/${e}.ts`) ||
+    rel === 'db/engines.ts' ||
+    rel === 'db/engine-options.ts'
+  );
 }
 
 /** Shared files that name an engine, each with why it must (file → the names it may use there). */
