@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/sequencer.js';
 import { RELIABILITY, SCALE, SHARED_TEST_OPTIONS, TIMED } from './test/suites.js';
 
 /** `npm test`: every engine, every contract. The scale and package suites are `npm run test:scale` (test/suites.ts). */
 export default defineConfig({
   test: {
     ...SHARED_TEST_OPTIONS,
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,

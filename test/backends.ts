@@ -120,6 +120,44 @@ function migratedPglite(schema: string | undefined): Promise<string> {
   return built;
 }
 
+/** Make `dataDir` a copy of the harness's migrated PGlite directory (`schema`: the harness's schema), for a test about something else than creating or migrating one. */
+export async function copyMigratedPglite(dataDir: string, schema?: string): Promise<void> {
+  fs.cpSync(await migratedPglite(schema), dataDir, { recursive: true });
+}
+
+/**
+ * A data directory as PGlite leaves a new one once our open has run on it without migrating: PGlite's initdb,
+ * no table, no migration (`migrationStatus()` has every migration pending). Built once per content of the code
+ * it depends on (.tmp/pglite). A harness directory that the test opens starts as a copy of it: initdb in a WASM
+ * Postgres costs seconds per directory, and what the migrator does from nothing is the same either way. A
+ * directory PGlite has not written yet is still opened wherever a test opens a URL itself (CLI, import, copy).
+ */
+let blankTemplate: Promise<string> | undefined;
+function blankPglite(): Promise<string> {
+  blankTemplate ??= (() => {
+    const hash = contentHash(['src', 'node_modules/@electric-sql/pglite/package.json'], 'blank');
+    return buildOnce('pglite', `blank-${hash}`, async (partial) => {
+      await (await openStore(`pglite:${partial}`, { migrate: false })).close();
+      const dir = path.dirname(partial);
+      for (const name of fs.readdirSync(dir))
+        if (name.startsWith('blank-') && !name.startsWith(`blank-${hash}`) && !name.endsWith('.lock'))
+          fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    });
+  })();
+  return blankTemplate;
+}
+
+/**
+ * Before a harness URL is first opened: its directory starts as the blank template's copy, unless the open is
+ * one that must find the directory as it is (`mustExist`, `readonly`: a missing directory is refused).
+ */
+async function startFromBlank(url: string, options: OpenStoreOptions | undefined): Promise<void> {
+  const dir = url.startsWith('pglite:') ? url.slice('pglite:'.length) : undefined;
+  if (dir === undefined || dir === 'memory' || fs.existsSync(dir)) return;
+  if (options?.mustExist || options?.readonly) return;
+  fs.cpSync(await blankPglite(), dir, { recursive: true });
+}
+
 /** `schema`: every store of the harness lives in that Postgres schema (the `-schema` harnesses). */
 export function pgliteHarness(schema?: string): Harness {
   const dirs: string[] = [];
@@ -137,14 +175,22 @@ export function pgliteHarness(schema?: string): Harness {
     },
     freshUrl,
     open: async (options) => {
-      // Options that change what opening does (migrate, migrationsFolder, mustExist, …) get an empty database.
-      if (Object.keys(options ?? {}).some((key) => !RUNTIME_OPTIONS.has(key)))
-        return openStore('pglite:memory', withSchema(schema, options));
+      // Options that change what opening does (migrate, migrationsFolder, mustExist, …) get an empty database:
+      // in memory where it must not be a directory (mustExist refuses memory), else a blank directory.
+      if (Object.keys(options ?? {}).some((key) => !RUNTIME_OPTIONS.has(key))) {
+        if (options?.mustExist) return openStore('pglite:memory', withSchema(schema, options));
+        const url = await freshUrl();
+        await startFromBlank(url, options);
+        return openStore(url, withSchema(schema, options));
+      }
       const url = await freshUrl();
       fs.cpSync(await migratedPglite(schema), url.slice('pglite:'.length), { recursive: true });
       return openStore(url, withSchema(schema, options));
     },
-    openAt: (url, options) => openStore(url, withSchema(schema, options)),
+    openAt: async (url, options) => {
+      await startFromBlank(url, options);
+      return openStore(url, withSchema(schema, options));
+    },
     cleanup: async () => {
       // The harness stays usable: a later open starts a new directory.
       for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });

@@ -8,12 +8,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConnectionError, openStore } from '../../src/index.js';
+import { copyMigratedPglite } from '../backends.js';
 import { spawnTs, waitForLine } from '../helpers/processes.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-pglite-lock-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let n = 0;
-const freshDataDir = () => path.join(dir, `pgdata-${n++}`);
+/** A new directory holding a migrated store (a copy: what is tested here is the lock, not PGlite's initdb). */
+const freshDataDir = async () => {
+  const dataDir = path.join(dir, `pgdata-${n++}`);
+  await copyMigratedPglite(dataDir);
+  return dataDir;
+};
 
 const refusal = (url: string) =>
   openStore(url).then(
@@ -26,7 +32,7 @@ const refusal = (url: string) =>
 
 describe('PGlite data directory lock', () => {
   it('refuses a second process while one holds the directory, and opens once it closed', async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await freshDataDir();
     const url = `pglite:${dataDir}`;
     const holder = spawnTs('./hold-store-worker.ts', [url, 'from-child']);
     try {
@@ -54,7 +60,7 @@ describe('PGlite data directory lock', () => {
   }, 120_000);
 
   it('refuses a second open in the same process, and reopens after close', async () => {
-    const url = `pglite:${freshDataDir()}`;
+    const url = `pglite:${await freshDataDir()}`;
     const first = await openStore(url);
     try {
       await first.createSession('kept', 'cli');
@@ -75,7 +81,7 @@ describe('PGlite data directory lock', () => {
   }, 120_000);
 
   it('takes over a lock whose process was killed', async () => {
-    const dataDir = freshDataDir();
+    const dataDir = await freshDataDir();
     const url = `pglite:${dataDir}`;
     const holder = spawnTs('./hold-store-worker.ts', [url, 'from-child']);
     const ready = await waitForLine(holder, (l) => l.startsWith('ready '));
@@ -100,8 +106,7 @@ describe('PGlite data directory lock', () => {
   }, 120_000);
 
   it('does not take over a lock from another host, whose pid says nothing here', async () => {
-    const dataDir = freshDataDir();
-    fs.mkdirSync(dataDir);
+    const dataDir = await freshDataDir();
     const lockFile = path.join(dataDir, 'hermes-sessiondb.lock');
     fs.writeFileSync(lockFile, JSON.stringify({ pid: 2 ** 22 + 7, host: 'elsewhere.invalid', token: 'x' }));
     const error = await refusal(`pglite:${dataDir}`);

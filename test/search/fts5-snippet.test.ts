@@ -1,7 +1,7 @@
 /**
  * The TypeScript snippet() against SQLite's own: generated documents and queries on a unicode61 and a
  * trigram FTS5 table, every matching row's `snippet(t, 0, '>>>', '<<<', '...', 40)` compared with
- * fts5Snippet(). Plus the tokenizers against SQLite, and the cost of huge rows.
+ * fts5Snippet(). Plus the tokenizers against SQLite. The cost of huge rows: fts5-snippet-huge.test.ts.
  *
  * Kept out of the generators, on purpose (the emulation cannot or need not be equal there):
  *  - NUL characters: snippet() builds its result with "%.*s", which stops at a NUL;
@@ -17,6 +17,7 @@ import { type QueryMode, type QueryNode, parseQuery } from '../../src/search/que
 import { sanitizeFts5Query } from '../../src/search/sanitize.js';
 import { phraseTokens, trigramTokens, unicode61Tokens } from '../../src/search/tokenize.js';
 import { fts5Match } from '../../src/db/sqlite/search.js';
+import { COMMON } from '../helpers/words.js';
 
 const db = new Database(':memory:');
 db.exec(`CREATE VIRTUAL TABLE t USING fts5(content);
@@ -39,11 +40,6 @@ function rng(seed: number) {
   return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]! };
 }
 
-const COMMON = (
-  'the a to of and in is it you that was for on are with as be at this have from or one had by word but not what all were ' +
-  'we when your can said there use an each which she do how their if will up other about out many then them these so some her ' +
-  'would make like him into time has look two more write go see number no way could people my than first water been call who'
-).split(' ');
 const TECH = (
   'docker dock docking docs document compose container deploy server config install update needle match matches matching ' +
   'error warning fix bug test tests testing run running build python node npm git commit push pull branch merge session ' +
@@ -445,64 +441,6 @@ describe('named cases', () => {
     expect(inst('(zeta AND beta) OR gamma')).toBe('2@2');
     expect(inst('"beta gamma" OR delta')).toBe('0@1 1@4');
     expect(matchingInstances(words('"beta gamma"'), tokens).phraseSizes).toEqual([2]);
-  });
-});
-
-describe('huge rows', () => {
-  const big = (() => {
-    const q = rng(5);
-    const parts: string[] = [];
-    let length = 0;
-    let n = 0;
-    while (length < 1_000_000) {
-      const needle = q.next() < 0.02;
-      const part = needle ? 'needle ' : `${q.pick(COMMON)}${q.next() < 0.08 ? '. ' : ' '}`;
-      if (needle) n++;
-      parts.push(part);
-      length += part.length;
-    }
-    return { text: parts.join(''), needles: n };
-  })();
-
-  it('1 MB with thousands of matches: a few ms, the snippet around the first match', () => {
-    expect(big.needles).toBeGreaterThan(2000);
-    const root = parseQuery('needle', 'words');
-    if (!root.ok) throw new Error();
-    fts5Snippet(big.text, root.root); // warm up
-    const times: number[] = [];
-    let snippet = '';
-    for (let i = 0; i < 5; i++) {
-      const t0 = performance.now();
-      snippet = fts5Snippet(big.text, root.root);
-      times.push(performance.now() - t0);
-    }
-    const best = Math.min(...times);
-    console.log(`1 MB row, ${big.needles} matches: fts5Snippet ${times.map((t) => t.toFixed(2)).join(' / ')} ms`);
-    expect(best).toBeLessThan(50);
-    // The windowed promise: the exact algorithm on a region starting before the first match; here the
-    // region begins at the text's start, so the snippet is the full algorithm's on the text's first part.
-    const first = big.text.indexOf('needle');
-    const head = big.text.slice(0, first + 4000);
-    const onHead = fts5SnippetFull(head, root.root);
-    expect(snippet.slice(0, 60)).toBe(onHead.slice(0, 60));
-    expect(snippet).toContain('>>>needle<<<');
-  });
-
-  it('1 MB where a phrase never occurs: the presence scan stops SNIPPET_SCAN_CHARS past the first match', () => {
-    for (const [query, mode] of [
-      ['needle OR absentword', 'words'],
-      ['"needle" OR "zzzqqq"', 'substrings'],
-    ] as const) {
-      const root = parseQuery(query, mode);
-      if (!root.ok) throw new Error();
-      fts5Snippet(big.text, root.root, { mode });
-      const t0 = performance.now();
-      const snippet = fts5Snippet(big.text, root.root, { mode });
-      const ms = performance.now() - t0;
-      console.log(`1 MB row, ${query} (${mode}): ${ms.toFixed(2)} ms`);
-      expect(snippet).toContain('>>>needle<<<');
-      expect(ms).toBeLessThan(50);
-    }
   });
 });
 
