@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirstSequencer } from './test/sequencer.js';
 import { SCALE, SCALE_TIMED, SHARED_TEST_OPTIONS } from './test/suites.js';
 
 /** `npm run test:scale`: the oracles on 20,000+ messages, the huge-message suites and the packed package (test/suites.ts). */
 export default defineConfig({
   test: {
     ...SHARED_TEST_OPTIONS,
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         extends: true,

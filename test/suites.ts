@@ -1,19 +1,21 @@
 /**
  * Which test files run under which command. `npm test` (vitest.config.ts) is every engine and every contract;
  * `npm run test:scale` (vitest.scale.config.ts) is the work that only scale or the packed package shows: the
- * oracles on 20,000+ message histories, the huge-message suites, the tarball installed into apps, and the contract
- * suite on PGlite in a schema. CI runs both.
+ * oracles on 20,000+ message histories, the huge-message suites, the tarball installed into apps, many processes
+ * at once, and the contract suite on PGlite in a schema. CI runs both.
  */
 
 import { isPostgresJsTypeQueryRejection } from './helpers/postgres-js.js';
 
 /**
- * Scale and package suites, and the contract suite once more on an axis `npm test` already covers (PGlite
- * with every table in a schema: the schema is covered by the Postgres server's run, PGlite by its own):
- * their own command, run by CI after `npm test`.
+ * Scale and package suites, many processes at once (16 claimers, 4 × 500 appends; the contract's own
+ * multi-process tests stay in `npm test`), and the contract suite once more on an axis `npm test` already
+ * covers (PGlite with every table in a schema: the schema is covered by the Postgres server's run, PGlite by
+ * its own): their own command, run by CI after `npm test`.
  */
 export const SCALE = [
   'test/backend.pglite-schema.test.ts',
+  'test/concurrency.test.ts',
   'test/listing-oracle.test.ts',
   'test/search-oracle.test.ts',
   'test/mysql/import-scale.test.ts',
@@ -28,10 +30,18 @@ export const TIMED = ['test/search/fts5-snippet-huge.test.ts', 'test/export.test
 export const SCALE_TIMED = ['test/search-huge-rows.test.ts'];
 
 /**
- * Files that run longest, longest first (test/sequencer.ts starts them first, so no long file starts last
- * and runs alone at the end). Figures from a CI run; an outdated order only costs balance, never coverage.
+ * Files that run longest, longest first, per command (test/sequencer.ts starts them first, so no long file
+ * starts last and runs alone at the end). Figures from a CI run; an outdated order only costs balance, never coverage.
  */
 export const LONGEST_FIRST = [
+  // test:scale
+  'test/package/drizzle-app.test.ts',
+  'test/listing-oracle.test.ts',
+  'test/backend.pglite-schema.test.ts',
+  'test/search-oracle.test.ts',
+  'test/package/certify.test.ts',
+  'test/concurrency.test.ts',
+  // npm test
   'test/search-parity.test.ts',
   'test/backend.pglite.test.ts',
   'test/search-strategies.test.ts',
@@ -42,7 +52,6 @@ export const LONGEST_FIRST = [
   'test/backend.mariadb.test.ts',
   'test/backend.pg-schema.test.ts',
   'test/copy.test.ts',
-  'test/concurrency.test.ts',
   'test/cli.test.ts',
   'test/mysql/migrate.test.ts',
   'test/mysql/search.test.ts',
