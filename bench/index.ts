@@ -54,6 +54,19 @@ if (runs('search')) {
   for (const r of rows) {
     metric({ key: `search/${r.backend}: ${r.case} p50`, value: r.p50, unit: 'ms', higherIsBetter: false });
     metric({ key: `search/${r.backend}: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
+    metric({
+      key: `search/${r.backend}: ${r.case} longest stall`,
+      value: r.stallMs,
+      unit: 'ms',
+      higherIsBetter: false,
+    });
+    if (r.oracle !== false && r.underCap > 0)
+      metric({
+        key: `search/${r.backend}: ${r.case} top 20 = Hermes`,
+        value: (100 * r.sameTop20) / r.underCap,
+        unit: '%',
+        higherIsBetter: true,
+      });
     const same = r.oracle === false ? 'no oracle' : r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
     console.log(
       `| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`,

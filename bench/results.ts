@@ -6,7 +6,8 @@ export interface BenchMetric {
   /** Stable identity across runs: section, then the row's case, e.g. `append/sqlite FULL: appendMessage …`. */
   key: string;
   value: number;
-  unit: 'ms' | 'msg/s' | 's' | 'MiB';
+  /** `%`: a share of queries (the search's top 20 equal to Hermes'). */
+  unit: 'ms' | 'msg/s' | 's' | 'MiB' | '%';
   /** Whether a larger value is better (rates) or worse (times, memory). */
   higherIsBetter: boolean;
   /** The raw driver (or Hermes) measured in the same run, when the row has one. */

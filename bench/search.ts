@@ -21,6 +21,11 @@ import { DEFAULT_RANK_WINDOW } from '../src/repos/search.js';
 import { hermesMatchCount, hermesSearch, oracleQueries } from '../test/helpers/hermes-oracle.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
+/**
+ * BENCH_SEARCH_SOURCE=path/to/state.db: a history Hermes wrote (../shared/fixtures/hermes-v11-large-dev.db)
+ * instead of a generated one. Its words, phrases and scripts are users' own; generated corpora have misled.
+ */
+const SOURCE = process.env.BENCH_SEARCH_SOURCE;
 const PER_CLASS = Number(process.env.BENCH_QUERIES_PER_CLASS ?? 20);
 /** BENCH_SEARCH_BACKENDS=sqlite,postgres,mariadb (default: all three) runs only those. */
 const BACKENDS = new Set(
@@ -179,12 +184,20 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
   const notes: string[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-bench-'));
   try {
-    const file = path.join(dir, 'state.db');
+    let file = path.join(dir, 'state.db');
     let t = performance.now();
-    writeHermesHistoryStateDb(file, { messages: MESSAGES });
-    notes.push(
-      `Hermes-format history: ${MESSAGES.toLocaleString('en')} messages written with Hermes' DDL and FTS triggers in ${((performance.now() - t) / 1000).toFixed(1)} s`,
-    );
+    if (SOURCE) {
+      file = path.resolve(SOURCE);
+      const count = new Database(file, { readonly: true });
+      const n = (count.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n;
+      count.close();
+      notes.push(`Hermes' own history: ${file}, ${n.toLocaleString('en')} messages`);
+    } else {
+      writeHermesHistoryStateDb(file, { messages: MESSAGES });
+      notes.push(
+        `Hermes-format history: ${MESSAGES.toLocaleString('en')} messages written with Hermes' DDL and FTS triggers in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      );
+    }
     const hermes = new Database(file, { readonly: true });
     t = performance.now();
     const queries = buildQueries(hermes);
