@@ -10,31 +10,43 @@ import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { SessionDbError } from '../errors.js';
-import { copyCommand } from './commands/copy.js';
-import { exportCommand } from './commands/export.js';
-import { importCommand } from './commands/import.js';
-import { migrateCommand } from './commands/migrate.js';
-import { pruneCommand } from './commands/prune.js';
-import { searchCommand } from './commands/search.js';
-import { statsCommand } from './commands/stats.js';
-import { statusCommand } from './commands/status.js';
-import { verifyCommand } from './commands/verify.js';
 import { type CliContext, type CliIo, UsageError } from './shared.js';
 
 export { type CliIo, DEFAULT_DB } from './shared.js';
 
-/** In the order --help lists them. */
-const COMMANDS = [
-  migrateCommand,
-  statusCommand,
-  importCommand,
-  copyCommand,
-  verifyCommand,
-  searchCommand,
-  statsCommand,
-  exportCommand,
-  pruneCommand,
-];
+type Register = (program: Command, cli: CliContext) => void;
+
+/**
+ * In the order --help lists them. Each command's file is loaded when it runs (or for the help that lists
+ * them all): `--version` and a single command load no other command's module.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  migrate: async () => (await import('./commands/migrate.js')).migrateCommand,
+  status: async () => (await import('./commands/status.js')).statusCommand,
+  import: async () => (await import('./commands/import.js')).importCommand,
+  copy: async () => (await import('./commands/copy.js')).copyCommand,
+  verify: async () => (await import('./commands/verify.js')).verifyCommand,
+  search: async () => (await import('./commands/search.js')).searchCommand,
+  stats: async () => (await import('./commands/stats.js')).statsCommand,
+  export: async () => (await import('./commands/export.js')).exportCommand,
+  prune: async () => (await import('./commands/prune.js')).pruneCommand,
+};
+
+/**
+ * The commands `argv` needs registered: the one it names; none for a bare `--version`; every one otherwise
+ * (no command, help, or a name commander will refuse while listing the commands).
+ */
+function commandsFor(argv: string[]): string[] {
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i]!;
+    if (token === '--schema')
+      i++; // the global option's value
+    else if (!token.startsWith('-')) return Object.hasOwn(COMMANDS, token) ? [token] : Object.keys(COMMANDS);
+  }
+  const versionOnly =
+    argv.some((t) => t === '-V' || t === '--version') && !argv.some((t) => t === '-h' || t === '--help');
+  return versionOnly ? [] : Object.keys(COMMANDS);
+}
 
 const processIo: CliIo = {
   out: (t) => process.stdout.write(t),
@@ -99,7 +111,7 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     },
   };
   // Registered through program.command(), so each inherits exitOverride, the output and showHelpAfterError.
-  for (const register of COMMANDS) register(program, cli);
+  for (const register of await Promise.all(commandsFor(argv).map((name) => COMMANDS[name]!()))) register(program, cli);
 
   if (argv.length === 0) {
     io.err(program.helpInformation());
