@@ -184,10 +184,9 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
   const notes: string[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-bench-'));
   try {
-    let file = path.join(dir, 'state.db');
+    const file = SOURCE ? path.resolve(SOURCE) : path.join(dir, 'state.db');
     let t = performance.now();
     if (SOURCE) {
-      file = path.resolve(SOURCE);
       const count = new Database(file, { readonly: true });
       const n = (count.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n;
       count.close();

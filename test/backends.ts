@@ -94,31 +94,35 @@ const withSchema = (schema: string | undefined, options?: OpenStoreOptions): Ope
 /** Options that only change how a store behaves once open, not what opening it migrates or checks. */
 const RUNTIME_OPTIONS = new Set(['clock', 'searchRankWindow']);
 
-/**
- * A migrated PGlite data directory per schema, built once per content of the code it depends on (.tmp/pglite):
- * `open()` copies it and opens the copy, which checks the migrations as every open does but has none left to
- * apply. A WASM Postgres running every migration costs seconds per store; the migrator itself is tested on
- * `freshUrl()` directories, which stay empty.
- */
 const pgliteTemplates = new Map<string, Promise<string>>();
-function migratedPglite(schema: string | undefined): Promise<string> {
-  const key = schema ?? '';
-  let built = pgliteTemplates.get(key);
+/**
+ * A PGlite data directory as `openStore(url, options)` leaves a new one, built once per content of the code it
+ * depends on (.tmp/pglite/<name>-<hash>); tests copy it instead of paying for it per store.
+ */
+function pgliteTemplate(name: string, options: OpenStoreOptions): Promise<string> {
+  let built = pgliteTemplates.get(name);
   if (!built) {
-    const hash = contentHash(['src', 'drizzle', 'node_modules/@electric-sql/pglite/package.json'], key);
-    const prefix = `${schema ?? 'default'}-`;
+    const hash = contentHash(['src', 'drizzle', 'node_modules/@electric-sql/pglite/package.json'], name);
+    const prefix = `${name}-`;
     built = buildOnce('pglite', `${prefix}${hash}`, async (partial) => {
-      await (await openStore(`pglite:${partial}`, withSchema(schema, {}))).close();
+      await (await openStore(`pglite:${partial}`, options)).close();
       // Copies made before src or drizzle last changed are never read again: 40 MB each.
       const dir = path.dirname(partial);
-      for (const name of fs.readdirSync(dir))
-        if (name.startsWith(prefix) && !name.startsWith(`${prefix}${hash}`) && !name.endsWith('.lock'))
-          fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+      for (const entry of fs.readdirSync(dir))
+        if (entry.startsWith(prefix) && !entry.startsWith(`${prefix}${hash}`) && !entry.endsWith('.lock'))
+          fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
     });
-    pgliteTemplates.set(key, built);
+    pgliteTemplates.set(name, built);
   }
   return built;
 }
+
+/**
+ * A migrated directory per schema: `open()` copies it and opens the copy, which checks the migrations as every
+ * open does but has none left to apply. A WASM Postgres running every migration costs seconds per store; the
+ * migrator itself is tested on `freshUrl()` directories, which start blank (below).
+ */
+const migratedPglite = (schema: string | undefined) => pgliteTemplate(schema ?? 'default', withSchema(schema, {}));
 
 /** Make `dataDir` a copy of the harness's migrated PGlite directory (`schema`: the harness's schema), for a test about something else than creating or migrating one. */
 export async function copyMigratedPglite(dataDir: string, schema?: string): Promise<void> {
@@ -126,26 +130,13 @@ export async function copyMigratedPglite(dataDir: string, schema?: string): Prom
 }
 
 /**
- * A data directory as PGlite leaves a new one once our open has run on it without migrating: PGlite's initdb,
- * no table, no migration (`migrationStatus()` has every migration pending). Built once per content of the code
- * it depends on (.tmp/pglite). A harness directory that the test opens starts as a copy of it: initdb in a WASM
- * Postgres costs seconds per directory, and what the migrator does from nothing is the same either way. A
- * directory PGlite has not written yet is still opened wherever a test opens a URL itself (CLI, import, copy).
+ * A directory as PGlite leaves a new one once our open has run on it without migrating: PGlite's initdb, no
+ * table, no migration (`migrationStatus()` has every migration pending). A harness directory the test opens
+ * starts as a copy of it: initdb in a WASM Postgres costs seconds per directory, and what the migrator does
+ * from nothing is the same either way. A directory PGlite has not written yet is still opened wherever a test
+ * opens a URL itself (CLI, import, copy).
  */
-let blankTemplate: Promise<string> | undefined;
-function blankPglite(): Promise<string> {
-  blankTemplate ??= (() => {
-    const hash = contentHash(['src', 'node_modules/@electric-sql/pglite/package.json'], 'blank');
-    return buildOnce('pglite', `blank-${hash}`, async (partial) => {
-      await (await openStore(`pglite:${partial}`, { migrate: false })).close();
-      const dir = path.dirname(partial);
-      for (const name of fs.readdirSync(dir))
-        if (name.startsWith('blank-') && !name.startsWith(`blank-${hash}`) && !name.endsWith('.lock'))
-          fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-    });
-  })();
-  return blankTemplate;
-}
+const blankPglite = () => pgliteTemplate('blank', { migrate: false });
 
 /**
  * Before a harness URL is first opened: its directory starts as the blank template's copy, unless the open is
@@ -184,7 +175,7 @@ export function pgliteHarness(schema?: string): Harness {
         return openStore(url, withSchema(schema, options));
       }
       const url = await freshUrl();
-      fs.cpSync(await migratedPglite(schema), url.slice('pglite:'.length), { recursive: true });
+      await copyMigratedPglite(url.slice('pglite:'.length), schema);
       return openStore(url, withSchema(schema, options));
     },
     openAt: async (url, options) => {

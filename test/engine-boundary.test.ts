@@ -1,10 +1,11 @@
 /**
  * An engine is one folder: outside `src/db/<engine>/`, the engine's schema file and the registry
  * (`src/db/engines.ts`, and `src/db/engine-options.ts` for its zod options), no source file names an engine
- * in code — an identifier (`PgBackend`, `openSqlite`), a string that is an engine's name, driver, scheme or URL (`'pg'`, `'pglite:'`, `` `sqlite:${path}` ``), a
- * regular expression naming one, or an import of an engine's module — so a fifth engine is a new folder and
- * one registry line. Comments and prose (help text, messages, test titles) may mention engines: they explain,
- * they do not branch. Read with TypeScript's parser, so a name in a comment is not a hit.
+ * in code — an identifier (`PgBackend`, `openSqlite`), a string that is an engine's name, driver, scheme or
+ * URL (`'pg'`, `'pglite:'`, `` `sqlite:${path}` ``), a regular expression naming one, or an import of an
+ * engine's module — so a fifth engine is a new folder and one registry line. Comments and prose (help text,
+ * messages, test titles) may mention engines: they explain, they do not branch. Read with TypeScript's
+ * parser, so a name in a comment is not a hit.
  */
 import fs from 'node:fs';
 import path from 'node:path';
