@@ -62,6 +62,11 @@ export interface SearchStatements {
    * TypeScript, a few rows at a time).
    */
   readonly pageTextChunk: number;
+  /**
+   * How many messages one read of context heads takes: few where a head's read loads the whole row on the
+   * event loop (SQLite), more where it runs elsewhere and reads only the head.
+   */
+  readonly contextTextChunk: number;
   /** Set on a dialect whose message search is not built yet: why every statement below refuses. */
   readonly unavailable?: string;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */

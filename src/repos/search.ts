@@ -96,8 +96,6 @@ export function planSearch(query: string): Plan {
 export const DEFAULT_RANK_WINDOW = 10_000;
 /** Hits whose neighbours are found per read. */
 const CONTEXT_CHUNK = 100;
-/** Messages whose context text is read per read (a huge row's head costs a load of the whole row on SQLite). */
-const CONTEXT_TEXT_CHUNK = 16;
 
 /** A hit as its context read needs it: where it sits in its session. */
 interface ContextAnchor {
@@ -252,7 +250,9 @@ export class SearchRepo {
    * The previous message, the hit and the next one in its session, each cut to 200 characters. The hits'
    * session and time come from the page (on SQLite, reading a column stored after a 1 MB content walks the
    * row's whole overflow chain), and the heads are read a few rows per read: each read of a huge row's head
-   * loads the row, and the event loop runs between reads.
+   * loads the row, and the event loop runs between reads. The bound on time is implied by the OR beside it;
+   * spelled out, it is what lets an engine read the session index as a range from the hit instead of every
+   * later (or earlier) message of the session.
    */
   private async context(hits: ContextAnchor[]): Promise<Map<number, SearchContextEntry[]>> {
     const { d, run } = this.ctx;
@@ -267,10 +267,10 @@ export class SearchRepo {
         rows<{ id: unknown; prev_id: unknown; next_id: unknown }>(sql`
           WITH t(id, session_id, timestamp) AS (VALUES ${anchors})
           SELECT t.id,
-            (SELECT p.id FROM ${d.t.messages} p WHERE p.session_id = t.session_id
+            (SELECT p.id FROM ${d.t.messages} p WHERE p.session_id = t.session_id AND p.timestamp <= t.timestamp
                AND (p.timestamp < t.timestamp OR (p.timestamp = t.timestamp AND p.id < t.id))
              ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev_id,
-            (SELECT n.id FROM ${d.t.messages} n WHERE n.session_id = t.session_id
+            (SELECT n.id FROM ${d.t.messages} n WHERE n.session_id = t.session_id AND n.timestamp >= t.timestamp
                AND (n.timestamp > t.timestamp OR (n.timestamp = t.timestamp AND n.id > t.id))
              ORDER BY n.timestamp ASC, n.id ASC LIMIT 1) AS next_id
           FROM t`),
@@ -284,7 +284,7 @@ export class SearchRepo {
         ),
       ];
       const byId = new Map<number, SearchContextEntry>();
-      for (const piece of chunks(wanted, CONTEXT_TEXT_CHUNK)) {
+      for (const piece of chunks(wanted, d.search.contextTextChunk)) {
         await yieldToEventLoop();
         // Only the head of each message is sent: a context entry is 200 characters, whatever the row's size.
         const messages = await run.read(() =>

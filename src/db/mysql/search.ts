@@ -485,6 +485,8 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): MysqlSe
     },
     // The read only fetches text (snippets are computed in TypeScript): one read for the page.
     pageTextChunk: 100,
+    // Heads are read by the server, off the event loop.
+    contextTextChunk: 100,
     pageText: (_path, _match, ids) => {
       // A big row sends only the head of its content, followed by the tool columns as in the indexed text.
       const head = sql.raw(`CONVERT(CONCAT(

@@ -246,6 +246,8 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
     },
     // The read only fetches text (snippets are computed in TypeScript): one read for the page.
     pageTextChunk: 100,
+    // Heads are read by the server (or PGlite's thread), which reads only a row's first bytes.
+    contextTextChunk: 100,
     pageText: (_path, _match, ids) => {
       // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
       // detoast), where building message_search_text() of a 1 MB row costs milliseconds. The tool columns

@@ -60,6 +60,8 @@ export const sqliteSearch: SearchStatements = {
   },
   // FTS5's snippet() runs inside the read, synchronously: a few rows per read keep each piece short.
   pageTextChunk: 8,
+  // A head's read loads the whole row, synchronously: a few rows per read keep each piece short.
+  contextTextChunk: 16,
   pageText: (path, match, ids) => {
     const fts = TABLES[path];
     // CASE evaluates one branch: FTS5 never sees a big row, and a small row is never cut.
