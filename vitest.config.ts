@@ -17,6 +17,10 @@ export default defineConfig({
           // Two files at a time on 2 cores: much of a file's time is spent waiting on a server or a child
           // process (Vitest's default would be one, the cores less one).
           maxWorkers: 2,
+          // A worker runs file after file in one module graph: what the files import is loaded once per
+          // worker, not once per file. Test files therefore keep no state in modules they share (no vi.mock,
+          // no env changes); what a file must run in a fresh process it spawns itself.
+          isolate: false,
           sequence: { groupOrder: 0 },
         },
       },
