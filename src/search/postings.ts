@@ -1,0 +1,112 @@
+/**
+ * Postings as FTS5 keeps them: per term, the ids of the messages holding it in ascending order, each with the
+ * term's positions in that message. One tokenizer decides the terms (src/search/tokenize.ts, FTS5's own
+ * unicode61 and trigram rules), so a list built here holds what FTS5 holds for the same text.
+ *
+ * The encoding is FTS5's doclist shape: per message, the id as a delta from the previous one, the number of
+ * positions, then the positions as deltas, all as unsigned LEB128 varints. A list is read front to back.
+ */
+import type { QueryMode } from './query.js';
+import { scanner } from './tokenize.js';
+
+/** The terms of one text with their positions (token offsets, from 0), and its length in tokens. */
+export interface IndexedText {
+  terms: Map<string, number[]>;
+  length: number;
+}
+
+/** Tokenize `text` as the index of `mode` does: every term once, with the token offsets it occurs at. */
+export function indexText(text: string, mode: QueryMode): IndexedText {
+  const terms = new Map<string, number[]>();
+  const sc = scanner(text, mode);
+  let length = 0;
+  while (sc.next()) {
+    const term = sc.text;
+    const at = terms.get(term);
+    if (at === undefined) terms.set(term, [length]);
+    else at.push(length);
+    length++;
+  }
+  return { terms, length };
+}
+
+/** One message in a term's list. */
+export interface Posting {
+  id: number;
+  /** Ascending token offsets. */
+  positions: number[];
+}
+
+/** Grows a byte buffer of varints. */
+class VarintWriter {
+  private bytes = new Uint8Array(64);
+  length = 0;
+
+  write(value: number): void {
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`postings: ${value} is not a varint`);
+    if (this.length + 8 > this.bytes.length) {
+      const grown = new Uint8Array(this.bytes.length * 2);
+      grown.set(this.bytes.subarray(0, this.length));
+      this.bytes = grown;
+    }
+    let v = value;
+    while (v >= 0x80) {
+      this.bytes[this.length++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.bytes[this.length++] = v;
+  }
+
+  result(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+}
+
+/** Encode a term's list; `previousId` is the id the first delta counts from (the last id of an earlier block). */
+export function encodePostings(postings: readonly Posting[], previousId = 0): Uint8Array {
+  const w = new VarintWriter();
+  let last = previousId;
+  for (const { id, positions } of postings) {
+    if (id <= last) throw new RangeError(`postings: id ${id} does not follow ${last}`);
+    w.write(id - last);
+    last = id;
+    w.write(positions.length);
+    let at = 0;
+    for (const [i, p] of positions.entries()) {
+      if (i > 0 && p <= at) throw new RangeError(`postings: position ${p} does not follow ${at}`);
+      w.write(i === 0 ? p : p - at);
+      at = p;
+    }
+  }
+  return w.result();
+}
+
+/** Decode what encodePostings wrote (with the same `previousId`). */
+export function decodePostings(bytes: Uint8Array, previousId = 0): Posting[] {
+  const out: Posting[] = [];
+  let i = 0;
+  const read = (): number => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      if (i >= bytes.length) throw new RangeError('postings: truncated');
+      const b = bytes[i++]!;
+      value += (b & 0x7f) * scale;
+      if (b < 0x80) return value;
+      scale *= 0x80;
+    }
+  };
+  let last = previousId;
+  while (i < bytes.length) {
+    last += read();
+    const count = read();
+    const positions: number[] = [];
+    let at = 0;
+    for (let k = 0; k < count; k++) {
+      at = k === 0 ? read() : at + read();
+      positions.push(at);
+    }
+    out.push({ id: last, positions });
+  }
+  return out;
+}
