@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark, one table each. Figures, never assertions.
- *   --only search,import,append,reads,listing,coldstart,judge   run only these sections (default: all)
+ *   --only search,import,append,reads,listing,coldstart,judge,postings   run only these sections (default: all)
  *   --json FILE                   also write every figure as JSON (bench/results.ts), for bench/compare.ts
  */
 import fs from 'node:fs';
@@ -11,11 +11,12 @@ import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
 import { benchJudge } from './judge.js';
 import { benchListing } from './listing.js';
+import { benchPostings } from './postings.js';
 import { benchReads } from './reads.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
 
-const SECTIONS = ['search', 'import', 'append', 'reads', 'listing', 'coldstart', 'judge'] as const;
+const SECTIONS = ['search', 'import', 'append', 'reads', 'listing', 'coldstart', 'judge', 'postings'] as const;
 const { values: args } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'),
   options: { json: { type: 'string' }, only: { type: 'string' } },
@@ -46,7 +47,7 @@ console.log(
   `hermes-sessiondb bench — ${results.startedAt.slice(0, 10)} — node ${process.version}, ${cpus}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
 );
 if (runs('search')) {
-  const { rows, notes } = await benchSearch();
+  const { rows, notes, sizes } = await benchSearch();
   for (const n of notes) console.log(n);
   console.log(
     `\n| backend  | search case (limit 20)  | queries |  p50 ms |  p95 ms |  max ms | hits/query | top 20 = Hermes | longest stall ms |\n|----------|-------------------------|---------|---------|---------|---------|------------|-----------------|------------------|`,
@@ -70,6 +71,24 @@ if (runs('search')) {
     const same = r.oracle === false ? 'no oracle' : r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
     console.log(
       `| ${r.backend.padEnd(8)} | ${r.case.padEnd(23)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} |${fmt(r.max)} | ${r.hits.toFixed(1).padStart(10)} | ${same.padStart(15)} | ${r.stallMs.toFixed(1).padStart(16)} |`,
+    );
+  }
+  const fts5 = sizes[0];
+  console.log(
+    `\n| search structures          |      MiB | × FTS5 | parts (MiB) |\n|----------------------------|----------|--------|-------------|`,
+  );
+  for (const size of sizes) {
+    const ratio = fts5 && fts5.bytes > 0 ? (size.bytes / fts5.bytes).toFixed(1) : '-';
+    if (size !== fts5)
+      metric({
+        key: `search/${size.backend}: search structures`,
+        value: size.bytes / 2 ** 20,
+        unit: 'MiB',
+        higherIsBetter: false,
+        ...(fts5 ? { baseline: { label: fts5.backend, value: fts5.bytes / 2 ** 20 } } : {}),
+      });
+    console.log(
+      `| ${size.backend.padEnd(26)} | ${(size.bytes / 2 ** 20).toFixed(1).padStart(8)} | ${ratio.padStart(6)} | ${size.parts} |`,
     );
   }
 }
@@ -190,6 +209,33 @@ if (runs('judge')) {
     metric({ key: `judge/${r.case} longest step`, value: r.longestStepMs, unit: 'ms', higherIsBetter: false });
     console.log(
       `| ${r.case.padEnd(37)} | ${r.wholeMs.toFixed(1).padStart(8)} | ${r.stepsMs.toFixed(1).padStart(11)} | ${r.longestStepMs.toFixed(1).padStart(15)} | ${String(r.steps).padStart(5)} |`,
+    );
+  }
+}
+
+if (runs('postings')) {
+  const { rows, notes } = benchPostings();
+  for (const n of notes) console.log(n);
+  console.log(
+    `\n| postings (our tokenizer) | messages | µs/message | terms | postings | occurrences | encoded MiB | as 4 KB rows MiB | FTS5 MiB | terms ≠ FTS5 |\n|--------------------------|----------|------------|-------|----------|-------------|-------------|------------------|----------|--------------|`,
+  );
+  for (const r of rows) {
+    const perMessage = (1000 * r.tokenizeMs) / r.messages;
+    metric({
+      key: `postings/${r.index}: tokenize per message`,
+      value: perMessage / 1000,
+      unit: 'ms',
+      higherIsBetter: false,
+    });
+    metric({
+      key: `postings/${r.index}: as 4 KB rows`,
+      value: r.asRowsMiB,
+      unit: 'MiB',
+      higherIsBetter: false,
+      baseline: { label: 'FTS5', value: r.fts5MiB },
+    });
+    console.log(
+      `| ${r.index.padEnd(24)} | ${String(r.messages).padStart(8)} | ${perMessage.toFixed(1).padStart(10)} | ${String(r.terms).padStart(5)} | ${String(r.postings).padStart(8)} | ${String(r.occurrences).padStart(11)} | ${r.encodedMiB.toFixed(1).padStart(11)} | ${r.asRowsMiB.toFixed(1).padStart(16)} | ${r.fts5MiB.toFixed(1).padStart(8)} | ${String(r.differentFromFts5).padStart(12)} |`,
     );
   }
 }

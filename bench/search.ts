@@ -50,6 +50,87 @@ export interface Row {
   stallMs: number;
 }
 
+/** Bytes a backend spends on search structures for the same messages, next to FTS5's in Hermes' own file. */
+export interface SizeRow {
+  backend: string;
+  bytes: number;
+  /** What was counted, with each part's MiB. */
+  parts: string;
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+const describeParts = (parts: Record<string, number>) =>
+  Object.entries(parts)
+    .map(([name, bytes]) => `${name} ${mib(bytes)}`)
+    .join(', ');
+const sum = (parts: Record<string, number>) => Object.values(parts).reduce((a, b) => a + b, 0);
+
+/**
+ * FTS5's index in an SQLite file (dbstat): the words and trigram tables' postings, their document sizes and
+ * configuration. The `_content` tables (a second copy of the text, kept by Hermes' inline-content tables) are
+ * reported apart: they are text, not index.
+ */
+export function fts5Size(file: string, backend: string): { index: SizeRow; contentCopies: number } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const pages = db
+      .prepare(
+        "SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name LIKE 'messages\\_fts%' ESCAPE '\\' GROUP BY name",
+      )
+      .all() as { name: string; bytes: number }[];
+    const parts: Record<string, number> = { words: 0, trigram: 0 };
+    let contentCopies = 0;
+    for (const { name, bytes } of pages) {
+      if (name.endsWith('_content')) contentCopies += bytes;
+      else parts[name.startsWith('messages_fts_trigram') ? 'trigram' : 'words']! += bytes;
+    }
+    return { index: { backend, bytes: sum(parts), parts: describeParts(parts) }, contentCopies };
+  } finally {
+    db.close();
+  }
+}
+
+/** Postgres: the postings table with its key, the messages' search columns and the search indexes. */
+async function postgresSearchSize(url: string): Promise<SizeRow> {
+  const db = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await db<{ terms: string; columns: string; indexes: string; stats: string }[]>`
+      SELECT pg_total_relation_size('message_search_terms') AS terms,
+        (SELECT COALESCE(sum(pg_column_size(search_vector)) + sum(pg_column_size(search_length))
+           + sum(COALESCE(pg_column_size(search_cjk), 0)), 0) FROM messages) AS columns,
+        (SELECT COALESCE(sum(pg_relation_size(c.oid)), 0) FROM pg_class c
+          WHERE c.relname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_cjk')) AS indexes,
+        pg_total_relation_size('message_search_stats') AS stats`;
+    const parts = {
+      message_search_terms: Number(row!.terms),
+      'search columns of messages': Number(row!.columns),
+      'GIN and trigram indexes': Number(row!.indexes),
+      message_search_stats: Number(row!.stats),
+    };
+    return { backend: 'postgres', bytes: sum(parts), parts: describeParts(parts) };
+  } finally {
+    await db.end();
+  }
+}
+
+/** MariaDB/MySQL: the message_search table (its text, counts and indexes) and InnoDB's FULLTEXT tables. */
+async function mariadbSearchSize(admin: mysql.Connection, database: string): Promise<SizeRow> {
+  await admin.query(`ANALYZE TABLE \`${database}\`.\`message_search\``);
+  const [tables] = (await admin.query(
+    'SELECT data_length + index_length AS bytes FROM information_schema.TABLES WHERE table_schema = ? AND table_name = ?',
+    [database, 'message_search'],
+  )) as unknown as [{ bytes: number | string }[]];
+  const [fulltext] = (await admin.query(
+    'SELECT COALESCE(sum(ALLOCATED_SIZE), 0) AS bytes FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE ?',
+    [`${database}/FTS\\_%`],
+  )) as unknown as [{ bytes: number | string }[]];
+  const parts = {
+    'message_search (text, counts, indexes)': Number(tables[0]?.bytes ?? 0),
+    'FULLTEXT tables': Number(fulltext[0]?.bytes ?? 0),
+  };
+  return { backend: 'mariadb', bytes: sum(parts), parts: describeParts(parts) };
+}
+
 const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
@@ -179,9 +260,10 @@ async function importInto(store: SessionStore, file: string, label: string, note
   );
 }
 
-export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
+export async function benchSearch(): Promise<{ rows: Row[]; notes: string[]; sizes: SizeRow[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
+  const sizes: SizeRow[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hsdb-bench-'));
   try {
     const file = SOURCE ? path.resolve(SOURCE) : path.join(dir, 'state.db');
@@ -204,26 +286,38 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[] }> {
       `${queries.length} queries; Hermes' own SQL answered them on the file in ${((performance.now() - t) / 1000).toFixed(1)} s`,
     );
     hermes.close();
+    const hermesFts5 = fts5Size(file, "FTS5 in Hermes' file");
+    sizes.push(hermesFts5.index);
+    notes.push(
+      `FTS5 in Hermes' file: ${hermesFts5.index.parts} MiB of index; its inline-content tables hold another ${mib(hermesFts5.contentCopies)} MiB of text (not counted)`,
+    );
 
     if (BACKENDS.has('sqlite')) {
       const sqlite = await openStore(`sqlite:${path.join(dir, 'store.db')}`);
       await importInto(sqlite, file, 'SQLite', notes);
       rows.push(...(await measure('sqlite', sqlite, queries)));
       await sqlite.close();
+      sizes.push(fts5Size(path.join(dir, 'store.db'), 'sqlite').index);
       const sqliteHuge = await openStore(`sqlite:${path.join(dir, 'huge.db')}`);
       rows.push(...(await measureHugeRows('sqlite', sqliteHuge)));
       await sqliteHuge.close();
     }
-    if (BACKENDS.has('postgres')) await benchPostgres(file, queries, rows, notes);
-    if (BACKENDS.has('mariadb')) await benchMariadb(file, queries, rows, notes);
+    if (BACKENDS.has('postgres')) await benchPostgres(file, queries, rows, notes, sizes);
+    if (BACKENDS.has('mariadb')) await benchMariadb(file, queries, rows, notes, sizes);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  return { rows, notes };
+  return { rows, notes, sizes };
 }
 
 /** The same queries on Postgres (DATABASE_URL): postings, bm25 in SQL. */
-async function benchPostgres(file: string, queries: Query[], rows: Row[], notes: string[]): Promise<void> {
+async function benchPostgres(
+  file: string,
+  queries: Query[],
+  rows: Row[],
+  notes: string[],
+  sizes: SizeRow[],
+): Promise<void> {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     await admin`select 1`;
@@ -242,6 +336,7 @@ async function benchPostgres(file: string, queries: Query[], rows: Row[], notes:
     await pg.vacuum();
     rows.push(...(await measure('postgres', pg, queries)));
     await pg.close();
+    sizes.push(await postgresSearchSize(url.toString()));
     await admin.unsafe(`CREATE DATABASE "${name}_huge"`);
     try {
       url.pathname = `/${name}_huge`;
@@ -258,7 +353,13 @@ async function benchPostgres(file: string, queries: Query[], rows: Row[], notes:
 }
 
 /** The same queries on MariaDB/MySQL (MYSQL_URL): FULLTEXT narrows, FTS5's rules judge, bm25 ranks in TypeScript. */
-async function benchMariadb(file: string, queries: Query[], rows: Row[], notes: string[]): Promise<void> {
+async function benchMariadb(
+  file: string,
+  queries: Query[],
+  rows: Row[],
+  notes: string[],
+  sizes: SizeRow[],
+): Promise<void> {
   let admin: mysql.Connection;
   try {
     admin = await mysql.createConnection({ uri: MYSQL_ADMIN_URL, connectTimeout: 5000 });
@@ -275,6 +376,7 @@ async function benchMariadb(file: string, queries: Query[], rows: Row[], notes: 
     await importInto(my, file, 'MariaDB', notes);
     rows.push(...(await measure('mariadb', my, queries)));
     await my.close();
+    sizes.push(await mariadbSearchSize(admin, name));
     url.pathname = `/${name}_huge`;
     const myHuge = await openStore(url.toString());
     rows.push(...(await measureHugeRows('mariadb', myHuge)));

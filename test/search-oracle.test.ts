@@ -2,7 +2,7 @@
  * Search against Hermes itself: a 24,000-message Hermes-format state.db (Hermes' DDL and FTS triggers,
  * written by examples/hermes-state-db.ts) is imported into an SQLite store, and a few hundred generated
  * queries (common and rare words, phrases taken from the data, prefixes, OR, AND, NOT, code terms, CJK of
- * 2 and 4 characters) must return what Hermes' own search SQL returns on the original file: the same ids
+ * 2, 3 and 4 characters) must return what Hermes' own search SQL returns on the original file: the same ids
  * in the same order and the same snippets, in every sort mode, for every query under the rank cap.
  */
 import fs from 'node:fs';

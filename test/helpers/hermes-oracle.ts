@@ -179,27 +179,43 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
   add('OR', () => `${anyWord()} OR ${anyWord()}`);
   add('AND', () => `${anyWord()} ${anyWord()}`);
   add('NOT', () => `${anyWord()} NOT ${anyWord()}`);
-  add(
-    'code',
-    () =>
-      [
-        'chat-send',
-        'p2.2',
-        'sp_new',
-        'simulate.p2.test.ts',
-        'my-app.config',
-        'v1.2.3',
-        'snake_case_thing',
-        'docker-compose',
-        'node_modules',
-        '2024-01-01',
-      ][Math.floor(random() * 10)]!,
-  );
+  // Dotted, hyphenated and underscored terms (the sanitizer quotes them): every other one is a term the history
+  // itself holds (from a sample of its messages), the rest from a fixed list, which a history may not hold.
+  const FIXED_CODE = [
+    'chat-send',
+    'p2.2',
+    'sp_new',
+    'simulate.p2.test.ts',
+    'my-app.config',
+    'v1.2.3',
+    'snake_case_thing',
+    'docker-compose',
+    'node_modules',
+    '2024-01-01',
+  ];
+  const codeInData = new Set<string>();
+  for (let i = 0; i < 2_000; i++) {
+    const row = contentOf.get(1 + Math.floor(random() * total)) as { content: string } | undefined;
+    if (row && !row.content.startsWith('\u0000'))
+      for (const term of row.content.match(/[A-Za-z0-9]+(?:[._\-/:][A-Za-z0-9]+)+/g) ?? []) codeInData.add(term);
+  }
+  const dataCode = [...codeInData].sort();
+  let nextCode = 0;
+  add('code', () => {
+    const pool = nextCode++ % 2 === 0 && dataCode.length > 0 ? dataCode : FIXED_CODE;
+    return pool[Math.floor(random() * pool.length)]!;
+  });
   add('CJK 2', () => {
     const runs = han(sample((t) => han(t).length > 0));
     const r = runs[Math.floor(random() * runs.length)]!;
     const i = Math.floor(random() * (r.length - 1));
     return r.slice(i, i + 2);
+  });
+  add('CJK 3', () => {
+    const runs = han(sample((t) => han(t).length > 0));
+    const r = runs[Math.floor(random() * runs.length)]!;
+    const i = Math.floor(random() * (r.length - 2));
+    return r.slice(i, i + 3);
   });
   add('CJK 4', () => {
     const runs = han(sample((t) => han(t).length > 0));
