@@ -11,7 +11,8 @@ import { benchColdStart } from './coldstart.js';
 import { benchImport } from './import.js';
 import { benchJudge } from './judge.js';
 import { benchListing } from './listing.js';
-import { benchPostings } from './postings.js';
+import { benchPostings, postingsSource } from './postings.js';
+import { benchPostingsSearch } from './postings-search.js';
 import { benchReads } from './reads.js';
 import type { BenchMetric, BenchResults } from './results.js';
 import { benchSearch } from './search.js';
@@ -236,6 +237,21 @@ if (runs('postings')) {
     });
     console.log(
       `| ${r.index.padEnd(24)} | ${String(r.messages).padStart(8)} | ${perMessage.toFixed(1).padStart(10)} | ${String(r.terms).padStart(5)} | ${String(r.postings).padStart(8)} | ${String(r.occurrences).padStart(11)} | ${r.encodedMiB.toFixed(1).padStart(11)} | ${r.asRowsMiB.toFixed(1).padStart(16)} | ${r.fts5MiB.toFixed(1).padStart(8)} | ${String(r.differentFromFts5).padStart(12)} |`,
+    );
+  }
+  const onPostgres = await benchPostingsSearch(
+    postingsSource(),
+    process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test',
+  );
+  for (const n of onPostgres.notes) console.log(n);
+  console.log(
+    `\n| postings on Postgres (prototype) | queries |  p50 ms |  p95 ms | top 20 = Hermes |\n|----------------------------------|---------|---------|---------|-----------------|`,
+  );
+  for (const r of onPostgres.rows) {
+    metric({ key: `postings/postgres prototype: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
+    const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+    console.log(
+      `| ${r.case.padEnd(32)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} | ${same.padStart(15)} |`,
     );
   }
 }

@@ -16,6 +16,8 @@ import type { QueryMode } from '../src/search/query.js';
 import { fts5Size } from './search.js';
 
 const SOURCE = path.resolve(process.env.BENCH_POSTINGS_SOURCE ?? '../shared/fixtures/hermes-v11-large-dev.db');
+/** The history the postings sections read (BENCH_POSTINGS_SOURCE). */
+export const postingsSource = () => SOURCE;
 /** A block row's overhead on Postgres: tuple header and line pointer, the first id, the bytea's header. */
 const ROW_OVERHEAD = 24 + 4 + 8 + 4;
 /** Its key in a btree on (term, first_id): the index tuple's header and line pointer, the first id. */
