@@ -2,9 +2,9 @@
  * A prototype, measured before choosing (issue 27): word search with postings stored as blocks per term on
  * Postgres and everything else in TypeScript. Hermes' file (BENCH_POSTINGS_SOURCE) is tokenized by
  * src/search/postings.ts, each term's list stored as rows of about 4 KB (`term, first_id, data bytea`, FTS5's
- * doclist encoding) and each message's length in tokens in a second table. A query fetches its terms' blocks
- * (prefixes by key range), evaluates the query over the decoded lists (phrases by positions; AND, OR, NOT over
- * ids), reads the matches' lengths and ranks every match with FTS5's bm25 (src/search/bm25.ts). Prints, per
+ * doclist encoding, and `lengths bytea`: each of the block's messages' length in tokens, which bm25 needs). A
+ * query fetches its terms' blocks (prefixes by key range), evaluates the query over the decoded lists (phrases
+ * by positions; AND, OR, NOT over ids) and ranks every match with FTS5's bm25 (src/search/bm25.ts). Prints, per
  * query class, p50/p95 and the share of queries whose top 20 equals Hermes' own search on the file, the build
  * time, the tables' size, and where a query's time goes. Not the library's search: nothing here is used by it.
  */
@@ -13,7 +13,14 @@ import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { planSearch } from '../src/repos/search.js';
 import { allPhrases, bm25Score, bm25Weights } from '../src/search/bm25.js';
-import { type Posting, decodePostings, encodePostings, indexText } from '../src/search/postings.js';
+import {
+  type Posting,
+  decodePostings,
+  decodeVarints,
+  encodePostings,
+  encodeVarints,
+  indexText,
+} from '../src/search/postings.js';
 import type { Phrase, QueryNode } from '../src/search/query.js';
 import { buildQueries } from './search.js';
 
@@ -38,15 +45,14 @@ export interface PostingsSearchResult {
 interface Phases {
   fetch: number;
   evaluate: number;
-  lengths: number;
+  totals: number;
   rank: number;
   matches: number;
 }
 
 async function store(db: postgres.Sql, source: string, notes: string[]): Promise<void> {
   await db.unsafe(`CREATE TABLE postings_blocks (term text COLLATE "C" NOT NULL, first_id bigint NOT NULL,
-      data bytea NOT NULL, PRIMARY KEY (term, first_id));
-    CREATE TABLE postings_lengths (id bigint PRIMARY KEY, length integer NOT NULL);
+      data bytea NOT NULL, lengths bytea NOT NULL, PRIMARY KEY (term, first_id));
     CREATE TABLE postings_totals (messages bigint NOT NULL, tokens bigint NOT NULL)`);
   const hermes = new Database(source, { readonly: true });
   const lists = new Map<string, Posting[]>();
@@ -74,12 +80,19 @@ async function store(db: postgres.Sql, source: string, notes: string[]): Promise
   }
   const tokenized = performance.now() - t;
   t = performance.now();
-  const blocks: { term: string; first_id: number; data: Buffer }[] = [];
+  const blocks: { term: string; first_id: number; data: Buffer; lengths: Buffer }[] = [];
+  const lengthOf = new Map(lengths.map((l) => [l.id, l.length]));
   for (const [term, list] of lists) {
     let block: Posting[] = [];
     let bytes = 0;
     const flush = () => {
-      if (block.length > 0) blocks.push({ term, first_id: block[0]!.id, data: Buffer.from(encodePostings(block)) });
+      if (block.length > 0)
+        blocks.push({
+          term,
+          first_id: block[0]!.id,
+          data: Buffer.from(encodePostings(block)),
+          lengths: Buffer.from(encodeVarints(block.map((p) => lengthOf.get(p.id) ?? 0))),
+        });
       block = [];
       bytes = 0;
     };
@@ -92,15 +105,12 @@ async function store(db: postgres.Sql, source: string, notes: string[]): Promise
   }
   for (let i = 0; i < blocks.length; i += 2_000)
     await db`INSERT INTO postings_blocks ${db(blocks.slice(i, i + 2_000))}`;
-  for (let i = 0; i < lengths.length; i += 10_000)
-    await db`INSERT INTO postings_lengths ${db(lengths.slice(i, i + 10_000))}`;
   const tokens = lengths.reduce((sum, l) => sum + l.length, 0);
   await db`INSERT INTO postings_totals VALUES (${lengths.length}, ${tokens})`;
   await db.unsafe('VACUUM ANALYZE');
-  const [size] = await db<{ blocks: string; lengths: string }[]>`
-    SELECT pg_total_relation_size('postings_blocks') AS blocks, pg_total_relation_size('postings_lengths') AS lengths`;
+  const [size] = await db<{ blocks: string }[]>`SELECT pg_total_relation_size('postings_blocks') AS blocks`;
   notes.push(
-    `postings on Postgres (prototype): ${lengths.length.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks stored in ${((performance.now() - t) / 1000).toFixed(1)} s; blocks ${(Number(size!.blocks) / 2 ** 20).toFixed(1)} MiB, lengths ${(Number(size!.lengths) / 2 ** 20).toFixed(1)} MiB (with their keys)`,
+    `postings on Postgres (prototype): ${lengths.length.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks stored in ${((performance.now() - t) / 1000).toFixed(1)} s; ${(Number(size!.blocks) / 2 ** 20).toFixed(1)} MiB with their key`,
   );
 }
 
@@ -113,27 +123,33 @@ async function search(db: postgres.Sql, root: QueryNode, phases: Phases): Promis
   for (const p of phrases)
     for (const [i, token] of p.tokens.entries()) (p.prefix && i === p.tokens.length - 1 ? prefixes : exact).add(token);
   const postings = new Map<string, Posting[]>();
-  const add = (term: string, data: Uint8Array) => {
+  const lengths = new Map<number, number>();
+  const add = (term: string, data: Uint8Array, blockLengths: Uint8Array) => {
     let list = postings.get(term);
     if (!list) {
       list = [];
       postings.set(term, list);
     }
-    for (const p of decodePostings(data)) list.push(p);
+    const decoded = decodePostings(data);
+    const messageLengths = decodeVarints(blockLengths);
+    for (const [i, p] of decoded.entries()) {
+      list.push(p);
+      lengths.set(p.id, messageLengths[i]!);
+    }
   };
   if (exact.size > 0)
-    for (const r of await db<{ term: string; data: Uint8Array }[]>`
-      SELECT term, data FROM postings_blocks WHERE term = ANY(${[...exact]}::text[]) ORDER BY term, first_id`)
-      add(r.term, r.data);
+    for (const r of await db<{ term: string; data: Uint8Array; lengths: Uint8Array }[]>`
+      SELECT term, data, lengths FROM postings_blocks WHERE term = ANY(${[...exact]}::text[]) ORDER BY term, first_id`)
+      add(r.term, r.data, r.lengths);
   const termsOfPrefix = new Map<string, string[]>();
   for (const prefix of prefixes) {
     // Terms an earlier read already holds are not added twice (a word also asked for whole, an overlapping prefix).
     const before = new Set(postings.keys());
     const terms = new Set<string>();
-    for (const r of await db<{ term: string; data: Uint8Array }[]>`
-      SELECT term, data FROM postings_blocks WHERE term >= ${prefix} AND term < ${`${prefix}\uffff`}
+    for (const r of await db<{ term: string; data: Uint8Array; lengths: Uint8Array }[]>`
+      SELECT term, data, lengths FROM postings_blocks WHERE term >= ${prefix} AND term < ${`${prefix}\uffff`}
       ORDER BY term, first_id`) {
-      if (!before.has(r.term)) add(r.term, r.data);
+      if (!before.has(r.term)) add(r.term, r.data, r.lengths);
       terms.add(r.term);
     }
     termsOfPrefix.set(prefix, [...terms]);
@@ -196,13 +212,8 @@ async function search(db: postgres.Sql, root: QueryNode, phases: Phases): Promis
   phases.evaluate += t2 - t1;
 
   const [totals] = await db<{ messages: string; tokens: string }[]>`SELECT messages, tokens FROM postings_totals`;
-  const lengths = new Map<number, number>();
-  if (matches.length > 0)
-    for (const r of await db<{ id: string; length: number }[]>`
-      SELECT id, length FROM postings_lengths WHERE id = ANY(${matches}::bigint[])`)
-      lengths.set(Number(r.id), r.length);
   const t3 = performance.now();
-  phases.lengths += t3 - t2;
+  phases.totals += t3 - t2;
 
   const weights = bm25Weights({
     rows: Number(totals!.messages),
@@ -248,7 +259,7 @@ export async function benchPostingsSearch(source: string, adminUrl: string): Pro
     const hermes = new Database(source, { readonly: true });
     const queries = buildQueries(hermes).filter((q) => q.sort === undefined);
     hermes.close();
-    const phases: Phases = { fetch: 0, evaluate: 0, lengths: 0, rank: 0, matches: 0 };
+    const phases: Phases = { fetch: 0, evaluate: 0, totals: 0, rank: 0, matches: 0 };
     const byClass = new Map<string, { times: number[]; same: number; under: number }>();
     for (const q of queries) {
       const plan = planSearch(q.query);
@@ -263,10 +274,10 @@ export async function benchPostingsSearch(source: string, adminUrl: string): Pro
         if (JSON.stringify(ids) === JSON.stringify(q.expected)) c.same++;
       }
     }
-    const total = phases.fetch + phases.evaluate + phases.lengths + phases.rank;
+    const total = phases.fetch + phases.evaluate + phases.totals + phases.rank;
     const share = (ms: number) => `${Math.round((100 * ms) / total)} %`;
     notes.push(
-      `postings on Postgres (prototype): where the time went: fetching and decoding blocks ${share(phases.fetch)}, evaluating ${share(phases.evaluate)}, reading the matches' lengths ${share(phases.lengths)}, ranking ${share(phases.rank)}; ${phases.matches.toLocaleString('en')} matches ranked in all`,
+      `postings on Postgres (prototype): where the time went: fetching and decoding blocks ${share(phases.fetch)}, evaluating ${share(phases.evaluate)}, reading the totals ${share(phases.totals)}, ranking ${share(phases.rank)}; ${phases.matches.toLocaleString('en')} matches ranked in all`,
     );
     return {
       rows: [...byClass].map(([cls, c]) => ({

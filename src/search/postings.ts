@@ -81,23 +81,45 @@ export function encodePostings(postings: readonly Posting[], previousId = 0): Ui
   return w.result();
 }
 
+/** A reader of the varints in `bytes`, front to back. */
+function varintReader(bytes: Uint8Array): { read: () => number; done: () => boolean } {
+  let i = 0;
+  return {
+    read: () => {
+      let value = 0;
+      let scale = 1;
+      for (;;) {
+        if (i >= bytes.length) throw new RangeError('postings: truncated');
+        const b = bytes[i++]!;
+        value += (b & 0x7f) * scale;
+        if (b < 0x80) return value;
+        scale *= 0x80;
+      }
+    },
+    done: () => i >= bytes.length,
+  };
+}
+
+/** Unsigned integers as varints (a block's message lengths, beside its postings). */
+export function encodeVarints(values: readonly number[]): Uint8Array {
+  const w = new VarintWriter();
+  for (const v of values) w.write(v);
+  return w.result();
+}
+
+export function decodeVarints(bytes: Uint8Array): number[] {
+  const out: number[] = [];
+  const r = varintReader(bytes);
+  while (!r.done()) out.push(r.read());
+  return out;
+}
+
 /** Decode what encodePostings wrote (with the same `previousId`). */
 export function decodePostings(bytes: Uint8Array, previousId = 0): Posting[] {
   const out: Posting[] = [];
-  let i = 0;
-  const read = (): number => {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      if (i >= bytes.length) throw new RangeError('postings: truncated');
-      const b = bytes[i++]!;
-      value += (b & 0x7f) * scale;
-      if (b < 0x80) return value;
-      scale *= 0x80;
-    }
-  };
+  const { read, done } = varintReader(bytes);
   let last = previousId;
-  while (i < bytes.length) {
+  while (!done()) {
     last += read();
     const count = read();
     const positions: number[] = [];

@@ -6,7 +6,14 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Posting, decodePostings, encodePostings, indexText } from '../../src/search/postings.js';
+import {
+  type Posting,
+  decodePostings,
+  decodeVarints,
+  encodePostings,
+  encodeVarints,
+  indexText,
+} from '../../src/search/postings.js';
 import type { QueryMode } from '../../src/search/query.js';
 import { multilingualTexts } from '../helpers/multilingual.js';
 
@@ -128,6 +135,16 @@ describe('postings encoding', () => {
       ),
       { numRuns: 2_000 },
     );
+  });
+
+  it('keeps any list of unsigned integers as varints', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER })), (values) => {
+        expect(decodeVarints(encodeVarints(values))).toEqual(values);
+      }),
+      { numRuns: 1_000 },
+    );
+    expect([...encodeVarints([0, 127, 128, 300])]).toEqual([0, 127, 0x80, 1, 0xac, 2]);
   });
 
   it('spends one byte per small delta', () => {
