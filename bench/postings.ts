@@ -126,19 +126,13 @@ export function benchPostings(): { rows: PostingsRow[]; notes: string[] } {
   if (!fs.existsSync(SOURCE)) return { rows: [], notes: [`postings skipped: ${SOURCE} is missing`] };
   const db = new Database(SOURCE, { readonly: true });
   try {
-    const sizes = db
-      .prepare(
-        "SELECT name LIKE 'messages\\_fts\\_trigram%' ESCAPE '\\' AS trigram, sum(pgsize) AS bytes FROM dbstat WHERE name LIKE 'messages\\_fts%' ESCAPE '\\' AND name NOT LIKE '%\\_content' ESCAPE '\\' GROUP BY 1",
-      )
-      .all() as { trigram: number; bytes: number }[];
-    const fts5 = (trigram: boolean) => sizes.find((s) => Boolean(s.trigram) === trigram)?.bytes ?? 0;
-    const total = fts5Size(SOURCE, 'FTS5').index;
+    const fts5 = fts5Size(SOURCE, 'FTS5');
     return {
       rows: [
-        measureIndex(db, 'words', 'messages_fts', fts5(false)),
-        measureIndex(db, 'substrings', 'messages_fts_trigram', fts5(true)),
+        measureIndex(db, 'words', 'messages_fts', fts5.words),
+        measureIndex(db, 'substrings', 'messages_fts_trigram', fts5.trigram),
       ],
-      notes: [`postings of ${SOURCE}: FTS5's index there is ${total.parts} MiB`],
+      notes: [`postings of ${SOURCE}: FTS5's index there is ${fts5.index.parts} MiB`],
     };
   } finally {
     db.close();

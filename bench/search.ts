@@ -70,7 +70,10 @@ const sum = (parts: Record<string, number>) => Object.values(parts).reduce((a, b
  * configuration. The `_content` tables (a second copy of the text, kept by Hermes' inline-content tables) are
  * reported apart: they are text, not index.
  */
-export function fts5Size(file: string, backend: string): { index: SizeRow; contentCopies: number } {
+export function fts5Size(
+  file: string,
+  backend: string,
+): { index: SizeRow; words: number; trigram: number; contentCopies: number } {
   const db = new Database(file, { readonly: true });
   try {
     const pages = db
@@ -78,13 +81,13 @@ export function fts5Size(file: string, backend: string): { index: SizeRow; conte
         "SELECT name, sum(pgsize) AS bytes FROM dbstat WHERE name LIKE 'messages\\_fts%' ESCAPE '\\' GROUP BY name",
       )
       .all() as { name: string; bytes: number }[];
-    const parts: Record<string, number> = { words: 0, trigram: 0 };
+    const parts = { words: 0, trigram: 0 };
     let contentCopies = 0;
     for (const { name, bytes } of pages) {
       if (name.endsWith('_content')) contentCopies += bytes;
-      else parts[name.startsWith('messages_fts_trigram') ? 'trigram' : 'words']! += bytes;
+      else parts[name.startsWith('messages_fts_trigram') ? 'trigram' : 'words'] += bytes;
     }
-    return { index: { backend, bytes: sum(parts), parts: describeParts(parts) }, contentCopies };
+    return { index: { backend, bytes: sum(parts), parts: describeParts(parts) }, ...parts, contentCopies };
   } finally {
     db.close();
   }

@@ -236,7 +236,8 @@ const TECH = (
   'query index search token session agent model prompt retry lock write read file path user error log request response api cluster node ' +
   'container image volume port proxy nginx database table schema migration commit branch merge review install package version update'
 ).split(' ');
-const COMPOUNDS = [
+/** Dotted, hyphenated and underscored terms the generated histories hold (the sanitizer quotes them). */
+export const COMPOUNDS = [
   'chat-send',
   'p2.2',
   'sp_new',

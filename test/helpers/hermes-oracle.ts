@@ -4,6 +4,7 @@
  * which are tested against Hermes' own input → output table). What this returns is what Hermes returns.
  */
 import type { Database } from 'better-sqlite3';
+import { COMPOUNDS } from '../../examples/hermes-state-db.js';
 import { containsCjk, routeCjk } from '../../src/search/cjk.js';
 import { sanitizeFts5Query } from '../../src/search/sanitize.js';
 
@@ -180,19 +181,7 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
   add('AND', () => `${anyWord()} ${anyWord()}`);
   add('NOT', () => `${anyWord()} NOT ${anyWord()}`);
   // Dotted, hyphenated and underscored terms (the sanitizer quotes them): every other one is a term the history
-  // itself holds (from a sample of its messages), the rest from a fixed list, which a history may not hold.
-  const FIXED_CODE = [
-    'chat-send',
-    'p2.2',
-    'sp_new',
-    'simulate.p2.test.ts',
-    'my-app.config',
-    'v1.2.3',
-    'snake_case_thing',
-    'docker-compose',
-    'node_modules',
-    '2024-01-01',
-  ];
+  // itself holds (from a sample of its messages), the rest those a generated history holds, which another may not.
   const codeInData = new Set<string>();
   for (let i = 0; i < 2_000; i++) {
     const row = contentOf.get(1 + Math.floor(random() * total)) as { content: string } | undefined;
@@ -202,7 +191,7 @@ export function oracleQueries(db: Database, perClass: number, seed = 7): Array<{
   const dataCode = [...codeInData].sort();
   let nextCode = 0;
   add('code', () => {
-    const pool = nextCode++ % 2 === 0 && dataCode.length > 0 ? dataCode : FIXED_CODE;
+    const pool = nextCode++ % 2 === 0 && dataCode.length > 0 ? dataCode : COMPOUNDS;
     return pool[Math.floor(random() * pool.length)]!;
   });
   add('CJK 2', () => {

@@ -3,6 +3,8 @@
  * Arabic, Hebrew, Cyrillic, Greek, Turkish (dotted and dotless i), German (ß), accents composed (NFC) and
  * decomposed (NFD), emoji, CJK, and code terms mixing scripts.
  */
+import { rng } from './corpus.js';
+
 export const SCRIPT_WORDS: Record<string, readonly string[]> = {
   devanagari: ['नमस्ते', 'दुनिया', 'खोज', 'संदेश', 'सर्वर', 'त्रुटि'],
   thai: ['สวัสดี', 'ค้นหา', 'ข้อความ', 'เซิร์ฟเวอร์', 'ภาษาไทย'],
@@ -24,11 +26,7 @@ const SEPARATORS = [' ', ' ', ' ', ', ', '. ', '\n', '\t', ' - ', '/', '“', '�
 
 /** A deterministic generator of multilingual texts (seeded; the same seed gives the same texts). */
 export function multilingualTexts(count: number, seed = 1): string[] {
-  let s = seed >>> 0;
-  const random = () => {
-    s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return s / 4294967296;
-  };
+  const random = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
   const scripts = Object.values(SCRIPT_WORDS);
   const out: string[] = [];
