@@ -245,11 +245,11 @@ if (runs('postings')) {
   );
   for (const n of onPostgres.notes) console.log(n);
   console.log(
-    `\n| postings on Postgres (prototype) | queries |  p50 ms |  p95 ms | top 20 = Hermes |\n|----------------------------------|---------|---------|---------|-----------------|`,
+    `\n| postings on Postgres (blocks)    | queries |  p50 ms |  p95 ms | top 20 = Hermes |\n|----------------------------------|---------|---------|---------|-----------------|`,
   );
   for (const r of onPostgres.rows) {
-    metric({ key: `postings/postgres prototype: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
-    const same = r.underCap === 0 ? 'over cap' : `${r.sameTop20}/${r.underCap}`;
+    metric({ key: `postings/postgres blocks: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
+    const same = `${r.sameTop20}/${r.compared}`;
     console.log(
       `| ${r.case.padEnd(32)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} | ${same.padStart(15)} |`,
     );

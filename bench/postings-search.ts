@@ -1,31 +1,23 @@
 /**
- * A prototype, measured before choosing (issue 27): word search with postings stored as blocks per term on
- * Postgres and everything else in TypeScript. Hermes' file (BENCH_POSTINGS_SOURCE) is tokenized by
- * src/search/postings.ts, each term's list stored as rows of about 4 KB (`term, first_id, data bytea`, FTS5's
- * doclist encoding, and `lengths bytea`: each of the block's messages' length in tokens, which bm25 needs). A
- * query fetches its terms' blocks (prefixes by key range), evaluates the query over the decoded lists (phrases
- * by positions; AND, OR, NOT over ids) and ranks every match with FTS5's bm25 (src/search/bm25.ts). Prints, per
- * query class, p50/p95 and the share of queries whose top 20 equals Hermes' own search on the file, the build
- * time, the tables' size, and where a query's time goes. Not the library's search: nothing here is used by it.
+ * Word search with postings stored as blocks per term on Postgres, ranked by the library's shared core
+ * (src/search/rank-postings.ts), measured before the engines switch to it (issue 27). Hermes' file
+ * (BENCH_POSTINGS_SOURCE) is tokenized by src/search/postings.ts and each term's list stored as blocks of about
+ * 4 KB (src/search/postings-block.ts: `term, first_id, last_id, count, bound, data`). A query lists its terms'
+ * blocks (prefixes by key range), reads those the bounds say can reach the top 20, and ranks with FTS5's bm25.
+ * Prints, per query class, p50/p95 and the share of queries whose top 20 equals Hermes' own search on the
+ * file, the build time, the table's size, and how many blocks the queries read of those they listed.
  */
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
+import { prefixEnd } from '../src/db/pg/postings.js';
 import { planSearch } from '../src/repos/search.js';
-import { allPhrases, bm25Score, bm25Weights } from '../src/search/bm25.js';
-import {
-  type Posting,
-  decodePostings,
-  decodeVarints,
-  encodePostings,
-  encodeVarints,
-  indexText,
-} from '../src/search/postings.js';
-import type { Phrase, QueryNode } from '../src/search/query.js';
+import { sanitizeFts5Query } from '../src/search/sanitize.js';
+import { type PostingsBlock, encodeBlocks } from '../src/search/postings-block.js';
+import { type Posting, indexText } from '../src/search/postings.js';
+import { type BlockEntry, type PostingsReader, rankPostings } from '../src/search/rank-postings.js';
+import { hermesSearch } from '../test/helpers/hermes-oracle.js';
 import { buildQueries } from './search.js';
-
-/** Bytes of encoded postings per stored block (a block ends after the posting that reaches it). */
-const BLOCK_BYTES = 4096;
 
 export interface PostingsSearchRow {
   case: string;
@@ -33,7 +25,7 @@ export interface PostingsSearchRow {
   p50: number;
   p95: number;
   sameTop20: number;
-  underCap: number;
+  compared: number;
 }
 
 export interface PostingsSearchResult {
@@ -41,22 +33,15 @@ export interface PostingsSearchResult {
   notes: string[];
 }
 
-/** Milliseconds spent per phase, over every query. */
-interface Phases {
-  fetch: number;
-  evaluate: number;
-  totals: number;
-  rank: number;
-  matches: number;
-}
-
-async function store(db: postgres.Sql, source: string, notes: string[]): Promise<void> {
+export async function store(db: postgres.Sql, source: string, notes: string[]): Promise<void> {
   await db.unsafe(`CREATE TABLE postings_blocks (term text COLLATE "C" NOT NULL, first_id bigint NOT NULL,
-      data bytea NOT NULL, lengths bytea NOT NULL, PRIMARY KEY (term, first_id));
+      last_id bigint NOT NULL, count int NOT NULL, bound bytea NOT NULL, data bytea NOT NULL,
+      PRIMARY KEY (term, first_id));
     CREATE TABLE postings_totals (messages bigint NOT NULL, tokens bigint NOT NULL)`);
   const hermes = new Database(source, { readonly: true });
   const lists = new Map<string, Posting[]>();
-  const lengths: { id: number; length: number }[] = [];
+  const lengths = new Map<number, number>();
+  let tokens = 0;
   let t = performance.now();
   try {
     const texts = hermes.prepare('SELECT id, c0 AS text FROM messages_fts_content ORDER BY id').iterate() as Iterable<{
@@ -65,7 +50,8 @@ async function store(db: postgres.Sql, source: string, notes: string[]): Promise
     }>;
     for (const { id, text } of texts) {
       const { terms, length } = indexText(text ?? '', 'words');
-      lengths.push({ id, length });
+      lengths.set(id, length);
+      tokens += length;
       for (const [term, positions] of terms) {
         let list = lists.get(term);
         if (!list) {
@@ -80,174 +66,97 @@ async function store(db: postgres.Sql, source: string, notes: string[]): Promise
   }
   const tokenized = performance.now() - t;
   t = performance.now();
-  const blocks: { term: string; first_id: number; data: Buffer; lengths: Buffer }[] = [];
-  const lengthOf = new Map(lengths.map((l) => [l.id, l.length]));
-  for (const [term, list] of lists) {
-    let block: Posting[] = [];
-    let bytes = 0;
-    const flush = () => {
-      if (block.length > 0)
-        blocks.push({
-          term,
-          first_id: block[0]!.id,
-          data: Buffer.from(encodePostings(block)),
-          lengths: Buffer.from(encodeVarints(block.map((p) => lengthOf.get(p.id) ?? 0))),
-        });
-      block = [];
-      bytes = 0;
-    };
-    for (const posting of list) {
-      block.push(posting);
-      bytes += 3 + 2 * posting.positions.length;
-      if (bytes >= BLOCK_BYTES) flush();
-    }
-    flush();
-  }
+  const blocks: PostingsBlock[] = [];
+  for (const [term, list] of lists) blocks.push(...encodeBlocks(term, list, (id) => lengths.get(id) ?? 0));
+  const encoded = performance.now() - t;
+  t = performance.now();
   for (let i = 0; i < blocks.length; i += 2_000)
-    await db`INSERT INTO postings_blocks ${db(blocks.slice(i, i + 2_000))}`;
-  const tokens = lengths.reduce((sum, l) => sum + l.length, 0);
-  await db`INSERT INTO postings_totals VALUES (${lengths.length}, ${tokens})`;
+    await db`INSERT INTO postings_blocks ${db(
+      blocks.slice(i, i + 2_000).map((b) => ({
+        term: b.term,
+        first_id: b.firstId,
+        last_id: b.lastId,
+        count: b.count,
+        bound: Buffer.from(b.bound),
+        data: Buffer.from(b.data),
+      })),
+    )}`;
+  await db`INSERT INTO postings_totals VALUES (${lengths.size}, ${tokens})`;
   await db.unsafe('VACUUM ANALYZE');
   const [size] = await db<{ blocks: string }[]>`SELECT pg_total_relation_size('postings_blocks') AS blocks`;
   notes.push(
-    `postings on Postgres (prototype): ${lengths.length.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks stored in ${((performance.now() - t) / 1000).toFixed(1)} s; ${(Number(size!.blocks) / 2 ** 20).toFixed(1)} MiB with their key`,
+    `postings on Postgres: ${lengths.size.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks encoded in ${(encoded / 1000).toFixed(1)} s and stored in ${((performance.now() - t) / 1000).toFixed(1)} s; ${(Number(size!.blocks) / 2 ** 20).toFixed(1)} MiB with their key`,
   );
 }
 
-/** Relevance top 20 of a word query: every match ranked by FTS5's bm25, ties by id. */
-async function search(db: postgres.Sql, root: QueryNode, phases: Phases): Promise<number[]> {
-  const t0 = performance.now();
-  const phrases = allPhrases(root);
-  const exact = new Set<string>();
-  const prefixes = new Set<string>();
-  for (const p of phrases)
-    for (const [i, token] of p.tokens.entries()) (p.prefix && i === p.tokens.length - 1 ? prefixes : exact).add(token);
-  const postings = new Map<string, Posting[]>();
-  const lengths = new Map<number, number>();
-  const add = (term: string, data: Uint8Array, blockLengths: Uint8Array) => {
-    let list = postings.get(term);
-    if (!list) {
-      list = [];
-      postings.set(term, list);
-    }
-    const decoded = decodePostings(data);
-    const messageLengths = decodeVarints(blockLengths);
-    for (const [i, p] of decoded.entries()) {
-      list.push(p);
-      lengths.set(p.id, messageLengths[i]!);
-    }
-  };
-  if (exact.size > 0)
-    for (const r of await db<{ term: string; data: Uint8Array; lengths: Uint8Array }[]>`
-      SELECT term, data, lengths FROM postings_blocks WHERE term = ANY(${[...exact]}::text[]) ORDER BY term, first_id`)
-      add(r.term, r.data, r.lengths);
-  const termsOfPrefix = new Map<string, string[]>();
-  for (const prefix of prefixes) {
-    // Terms an earlier read already holds are not added twice (a word also asked for whole, an overlapping prefix).
-    const before = new Set(postings.keys());
-    const terms = new Set<string>();
-    for (const r of await db<{ term: string; data: Uint8Array; lengths: Uint8Array }[]>`
-      SELECT term, data, lengths FROM postings_blocks WHERE term >= ${prefix} AND term < ${`${prefix}\uffff`}
-      ORDER BY term, first_id`) {
-      if (!before.has(r.term)) add(r.term, r.data, r.lengths);
-      terms.add(r.term);
-    }
-    termsOfPrefix.set(prefix, [...terms]);
-  }
-  const t1 = performance.now();
-  phases.fetch += t1 - t0;
-
-  const positionsOf = (token: string, prefix: boolean): Map<number, number[]> => {
-    const out = new Map<number, number[]>();
-    for (const term of prefix ? (termsOfPrefix.get(token) ?? []) : [token])
-      for (const p of postings.get(term) ?? []) {
-        const at = out.get(p.id);
-        out.set(p.id, at ? [...at, ...p.positions].sort((a, b) => a - b) : p.positions);
-      }
-    return out;
-  };
-  /** Per message, how often the phrase occurs (FTS5's phrase frequency). */
-  const frequencies = (p: Phrase): Map<number, number> => {
-    const out = new Map<number, number>();
-    if (p.tokens.length === 0) return out;
-    const lists = p.tokens.map((token, i) => positionsOf(token, p.prefix && i === p.tokens.length - 1));
-    for (const [id, first] of lists[0]!) {
-      if (lists.length === 1) {
-        out.set(id, first.length);
-        continue;
-      }
-      const rest = lists.slice(1).map((l) => l.get(id));
-      if (rest.some((r) => r === undefined)) continue;
-      const sets = rest.map((r) => new Set(r));
-      let n = 0;
-      for (const at of first) if (sets.every((s, k) => s.has(at + k + 1))) n++;
-      if (n > 0) out.set(id, n);
-    }
-    return out;
-  };
-  const perPhrase = phrases.map(frequencies);
-  let next = 0;
-  const evaluate = (node: QueryNode): Set<number> => {
-    switch (node.kind) {
-      case 'phrase':
-        return new Set(perPhrase[next++]!.keys());
-      case 'and': {
-        const sets = node.children.map(evaluate);
-        return new Set([...sets[0]!].filter((id) => sets.every((s) => s.has(id))));
-      }
-      case 'or': {
-        const out = new Set<number>();
-        for (const set of node.children.map(evaluate)) for (const id of set) out.add(id);
-        return out;
-      }
-      case 'not': {
-        const left = evaluate(node.left);
-        const right = evaluate(node.right);
-        return new Set([...left].filter((id) => !right.has(id)));
-      }
-    }
-  };
-  const matches = [...evaluate(root)];
-  const t2 = performance.now();
-  phases.evaluate += t2 - t1;
-
-  const [totals] = await db<{ messages: string; tokens: string }[]>`SELECT messages, tokens FROM postings_totals`;
-  const t3 = performance.now();
-  phases.totals += t3 - t2;
-
-  const weights = bm25Weights({
-    rows: Number(totals!.messages),
-    tokens: Number(totals!.tokens),
-    hits: perPhrase.map((f) => f.size),
+/** The blocks on Postgres, as the shared core reads them. */
+export function postgresReader(db: postgres.Sql): PostingsReader {
+  type Row = { term: string; first_id: string; last_id: string; count: number; bound: Uint8Array };
+  const entry = (r: Row): BlockEntry => ({
+    term: r.term,
+    firstId: Number(r.first_id),
+    lastId: Number(r.last_id),
+    count: r.count,
+    bound: r.bound,
   });
-  const ranked = matches.map((id) => ({
-    id,
-    score: bm25Score(
-      perPhrase.map((f) => f.get(id) ?? 0),
-      lengths.get(id) ?? 0,
-      weights,
-    ),
-  }));
-  ranked.sort((a, b) => a.score - b.score || a.id - b.id);
-  phases.rank += performance.now() - t3;
-  phases.matches += matches.length;
-  return ranked.slice(0, 20).map((r) => r.id);
+  return {
+    async blocks(terms, prefixes) {
+      const reads = [
+        terms.length > 0
+          ? db<
+              Row[]
+            >`SELECT term, first_id, last_id, count, bound FROM postings_blocks WHERE term = ANY(${terms as string[]}::text[])`
+          : Promise.resolve([] as Row[]),
+        ...prefixes.map((p) => {
+          const end = prefixEnd(p);
+          return end === null
+            ? db<
+                Row[]
+              >`SELECT term, first_id, last_id, count, bound FROM postings_blocks WHERE term >= ${p} AND starts_with(term, ${p})`
+            : db<
+                Row[]
+              >`SELECT term, first_id, last_id, count, bound FROM postings_blocks WHERE term >= ${p} AND term < ${end}`;
+        }),
+      ];
+      const seen = new Set<string>();
+      const out: BlockEntry[] = [];
+      for (const rows of await Promise.all(reads))
+        for (const r of rows) {
+          const key = `${r.first_id}\u0000${r.term}`;
+          if (!seen.has(key)) {
+            seen.add(key);
+            out.push(entry(r));
+          }
+        }
+      return out;
+    },
+    async read(blocks) {
+      const rows = await db<{ data: Uint8Array }[]>`
+        SELECT b.data FROM unnest(${blocks.map((b) => b.term)}::text[], ${blocks.map((b) => b.firstId)}::int8[])
+          WITH ORDINALITY AS k(term, first_id, n)
+        JOIN postings_blocks b ON b.term = k.term AND b.first_id = k.first_id ORDER BY k.n`;
+      return rows.map((r) => r.data);
+    },
+    async totals() {
+      const [t] = await db<{ messages: string; tokens: string }[]>`SELECT messages, tokens FROM postings_totals`;
+      return { messages: Number(t!.messages), tokens: Number(t!.tokens) };
+    },
+  };
 }
 
 const percentile = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0;
 
-/** The prototype on a new database of the Postgres server at `adminUrl`; dropped at the end. */
+/** Word search over blocks on a new database of the Postgres server at `adminUrl`; dropped at the end. */
 export async function benchPostingsSearch(source: string, adminUrl: string): Promise<PostingsSearchResult> {
   const notes: string[] = [];
-  if (!fs.existsSync(source))
-    return { rows: [], notes: [`postings on Postgres (prototype) skipped: ${source} is missing`] };
+  if (!fs.existsSync(source)) return { rows: [], notes: [`postings on Postgres skipped: ${source} is missing`] };
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
   try {
     await admin`select 1`;
   } catch {
     await admin.end();
-    return { rows: [], notes: ['postings on Postgres (prototype) skipped: the server is unreachable'] };
+    return { rows: [], notes: ['postings on Postgres skipped: the server is unreachable'] };
   }
   const name = `hsdb_bench_postings_${Date.now()}`;
   await admin.unsafe(`CREATE DATABASE "${name}" LC_CTYPE 'C.UTF-8' TEMPLATE template0`);
@@ -257,9 +166,14 @@ export async function benchPostingsSearch(source: string, adminUrl: string): Pro
   try {
     await store(db, source, notes);
     const hermes = new Database(source, { readonly: true });
-    const queries = buildQueries(hermes).filter((q) => q.sort === undefined);
+    // Every query is compared: the blocks rank every match, as Hermes does (no rank window).
+    const queries = buildQueries(hermes)
+      .filter((q) => q.sort === undefined)
+      .map((q) => ({ ...q, expected: q.expected ?? hermesSearch(hermes, q.query, { limit: 20 }).map((h) => h.id) }));
     hermes.close();
-    const phases: Phases = { fetch: 0, evaluate: 0, totals: 0, rank: 0, matches: 0 };
+    const reader = postgresReader(db);
+    let blocksRead = 0;
+    let blocksListed = 0;
     const byClass = new Map<string, { times: number[]; same: number; under: number }>();
     for (const q of queries) {
       const plan = planSearch(q.query);
@@ -267,17 +181,16 @@ export async function benchPostingsSearch(source: string, adminUrl: string): Pro
       const c = byClass.get(q.cls) ?? { times: [], same: 0, under: 0 };
       byClass.set(q.cls, c);
       const t = performance.now();
-      const ids = await search(db, plan.match, phases);
+      const ranked = await rankPostings(sanitizeFts5Query(q.query), reader, 20);
+      const ids = ranked.ids;
+      blocksRead += ranked.blocksRead;
+      blocksListed += ranked.blocksListed;
       c.times.push(performance.now() - t);
-      if (q.expected !== null) {
-        c.under++;
-        if (JSON.stringify(ids) === JSON.stringify(q.expected)) c.same++;
-      }
+      c.under++;
+      if (JSON.stringify(ids) === JSON.stringify(q.expected)) c.same++;
     }
-    const total = phases.fetch + phases.evaluate + phases.totals + phases.rank;
-    const share = (ms: number) => `${Math.round((100 * ms) / total)} %`;
     notes.push(
-      `postings on Postgres (prototype): where the time went: fetching and decoding blocks ${share(phases.fetch)}, evaluating ${share(phases.evaluate)}, reading the totals ${share(phases.totals)}, ranking ${share(phases.rank)}; ${phases.matches.toLocaleString('en')} matches ranked in all`,
+      `postings on Postgres: the queries read ${blocksRead.toLocaleString('en')} blocks of the ${blocksListed.toLocaleString('en')} their terms have`,
     );
     return {
       rows: [...byClass].map(([cls, c]) => ({
@@ -286,7 +199,7 @@ export async function benchPostingsSearch(source: string, adminUrl: string): Pro
         p50: percentile(c.times, 0.5),
         p95: percentile(c.times, 0.95),
         sameTop20: c.same,
-        underCap: c.under,
+        compared: c.under,
       })),
       notes,
     };

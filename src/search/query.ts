@@ -129,19 +129,27 @@ const EMPTY: QueryNode = { kind: 'or', children: [] }; // matches nothing
 
 const isEmpty = (n: QueryNode) => n.kind === 'or' && n.children.length === 0;
 
-function phrase(token: Extract<Token, { type: 'string' }>, mode: QueryMode): Phrase & { nowhere: boolean } {
-  const tokens = mode === 'words' ? wordTokens(token.text) : [...token.text].length >= 3 ? [token.text] : [];
+/** How a phrase's text becomes the words the index holds (parseQuery's `options.words`). */
+export type WordTokenizer = (text: string) => string[];
+
+function phrase(
+  token: Extract<Token, { type: 'string' }>,
+  mode: QueryMode,
+  words: WordTokenizer,
+): Phrase & { nowhere: boolean } {
+  const tokens = mode === 'words' ? words(token.text) : [...token.text].length >= 3 ? [token.text] : [];
   return { kind: 'phrase', text: token.text, tokens, prefix: token.prefix, nowhere: token.nowhere };
 }
 
-function parseTokens(tokens: Token[], mode: QueryMode): QueryNode {
+function parseTokens(tokens: Token[], mode: QueryMode, words: WordTokenizer): QueryNode {
   let pos = 0;
   const peek = () => tokens[pos];
 
   // list := phrase+ ; empty phrases drop out of the run (all empty -> matches nothing)
   const list = (): QueryNode => {
     const items: Array<Phrase & { nowhere: boolean }> = [];
-    while (peek()?.type === 'string') items.push(phrase(tokens[pos++] as Extract<Token, { type: 'string' }>, mode));
+    while (peek()?.type === 'string')
+      items.push(phrase(tokens[pos++] as Extract<Token, { type: 'string' }>, mode, words));
     if (items.length === 0) throw new QueryError('expected a term');
     const kept = items.filter((p) => p.tokens.length > 0);
     // A phrase filtered to no column matches nothing, and so does the run it is in.
@@ -183,11 +191,16 @@ function parseTokens(tokens: Token[], mode: QueryMode): QueryNode {
   return root;
 }
 
-export function parseQuery(input: string, mode: QueryMode): ParsedQuery {
+/**
+ * Parse a sanitized query. `options.words` cuts a phrase into words (default: wordTokens, the engines whose
+ * rows are cut the same way; the postings blocks pass FTS5's own unicode61, so a phrase is empty exactly when
+ * FTS5 finds it empty).
+ */
+export function parseQuery(input: string, mode: QueryMode, options: { words?: WordTokenizer } = {}): ParsedQuery {
   try {
     const tokens = lex(input);
     if (tokens.length === 0) return { ok: false, reason: 'empty' };
-    const root = parseTokens(tokens, mode);
+    const root = parseTokens(tokens, mode, options.words ?? wordTokens);
     return isEmpty(root) ? { ok: false, reason: 'empty' } : { ok: true, root };
   } catch (error) {
     if (error instanceof QueryError) return { ok: false, reason: 'invalid' };

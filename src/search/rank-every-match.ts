@@ -1,0 +1,198 @@
+/**
+ * Ranking every match (rank-postings.ts), for phrases of several words and prefixes: their IDFs count the
+ * messages they occur in, which only their whole lists tell, so every block is read and every match scored.
+ */
+import { bm25Score, bm25Weights } from './bm25.js';
+import type { CompiledQuery } from './fts5-match.js';
+import type { PostingsReader, RankedPostings } from './rank-postings.js';
+import { type Block, type Totals, TopK, lowerBound, matches, readBlocks, withPositions } from './rank-shared.js';
+
+/** A cursor over a term's whole list (its blocks one after the other), moved forward only. */
+class TermCursor {
+  private block = 0;
+  private at = 0;
+  constructor(readonly blocks: readonly Block[]) {}
+
+  /** Where message `id` sits in the list (block and index), or null; ids asked for must not decrease. */
+  seek(id: number): { block: Block; at: number } | null {
+    while (this.block < this.blocks.length) {
+      const block = this.blocks[this.block]!;
+      if (block.lastId >= id) {
+        if (block.firstId > id) return null;
+        this.at = lowerBound(block.decoded!.ids, id, this.at);
+        return block.decoded!.ids[this.at] === id ? { block, at: this.at } : null;
+      }
+      this.block++;
+      this.at = 0;
+    }
+    return null;
+  }
+}
+
+/** Ascending ids of sorted, disjoint blocks, one after the other. */
+function idsOf(blocks: readonly Block[]): Float64Array {
+  let n = 0;
+  for (const b of blocks) n += b.decoded!.ids.length;
+  const out = new Float64Array(n);
+  n = 0;
+  for (const b of blocks) {
+    out.set(b.decoded!.ids, n);
+    n += b.decoded!.ids.length;
+  }
+  return out;
+}
+
+/** The ids in any of the ascending lists, ascending, once each. */
+function union(lists: readonly Float64Array[]): Float64Array {
+  if (lists.length === 1) return lists[0]!;
+  let n = 0;
+  for (const l of lists) n += l.length;
+  const all = new Float64Array(n);
+  n = 0;
+  for (const l of lists) {
+    all.set(l, n);
+    n += l.length;
+  }
+  all.sort();
+  let k = 0;
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[i - 1]) all[k++] = all[i]!;
+  return all.subarray(0, k);
+}
+
+/** The ids in both ascending lists: each id of the shorter looked up in the longer, from where the last was. */
+function intersect(a: Float64Array, b: Float64Array): Float64Array {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  const out = new Float64Array(short.length);
+  let k = 0;
+  let from = 0;
+  for (const id of short) {
+    from = lowerBound(long, id, from);
+    if (from >= long.length) break;
+    if (long[from] === id) out[k++] = id;
+  }
+  return out.subarray(0, k);
+}
+
+export async function everyMatch(
+  q: CompiledQuery,
+  slots: number[][][],
+  blocksOfTerm: Block[][],
+  reader: PostingsReader,
+  totals: Totals,
+  limit: number,
+): Promise<Omit<RankedPostings, 'blocksListed'>> {
+  const blocksRead = await readBlocks(reader, blocksOfTerm.flat());
+
+  // The messages to look at: those in which some phrase can occur (all of its words are there).
+  const termIds = new Map<number, Float64Array>();
+  const idsOfTerm = (t: number) => {
+    let ids = termIds.get(t);
+    if (!ids) {
+      ids = idsOf(blocksOfTerm[t]!);
+      termIds.set(t, ids);
+    }
+    return ids;
+  };
+  const nPhrase = q.phrases.length;
+  const candidatesOf: (Float64Array | null)[] = q.phrases.map((p, j) => {
+    if (p.tokens.length === 0) return null;
+    let ids: Float64Array | null = null;
+    for (const slot of slots[j]!) {
+      const here = union(slot.map(idsOfTerm));
+      ids = ids === null ? here : intersect(ids, here);
+    }
+    return ids;
+  });
+  const listed = candidatesOf.filter((c): c is Float64Array => c !== null);
+  const every = listed.length === 0 ? new Float64Array(0) : union(listed);
+  const n = every.length;
+
+  // Each phrase's count in each message, term list by term list (not message by message over every term: a
+  // prefix can stand for hundreds of terms).
+  const lengths = new Uint32Array(n);
+  const freq: Float64Array[] = q.phrases.map(() => new Float64Array(n));
+  const phrasesOfTerm = new Map<number, number[]>();
+  for (const [j, p] of q.phrases.entries())
+    if (p.tokens.length === 1)
+      for (const t of slots[j]![0]!) phrasesOfTerm.set(t, [...(phrasesOfTerm.get(t) ?? []), j]);
+  for (const [t, blocks] of blocksOfTerm.entries()) {
+    const single = phrasesOfTerm.get(t) ?? [];
+    let at = 0;
+    for (const b of blocks) {
+      const { ids, frequencies, lengths: ls } = b.decoded!;
+      for (let i = 0; i < ids.length; i++) {
+        const id = ids[i]!;
+        while (at < n && every[at]! < id) at++;
+        if (at >= n) break;
+        if (every[at] !== id) continue;
+        lengths[at] = ls[i]!;
+        for (const j of single) freq[j]![at]! += frequencies[i]!;
+      }
+    }
+  }
+  // Phrases of two or more words: positions, in the messages holding all of their words.
+  for (const [j, p] of q.phrases.entries()) {
+    if (p.tokens.length < 2) continue;
+    const cursors = slots[j]!.map((slot) => slot.map((t) => new TermCursor(blocksOfTerm[t]!)));
+    let at = 0;
+    for (const id of candidatesOf[j]!) {
+      while (every[at]! < id) at++;
+      freq[j]![at] = phraseCount(id, cursors);
+    }
+  }
+
+  const hits = freq.map((f) => f.reduce((h, x) => (x > 0 ? h + 1 : h), 0));
+  const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });
+  const top = new TopK(limit);
+  const here = new Float64Array(nPhrase);
+  const counted: number[] = [];
+  const counts = new Array<number>(nPhrase);
+  for (let m = 0; m < n; m++) {
+    for (let j = 0; j < nPhrase; j++) here[j] = freq[j]![m]!;
+    counted.length = 0;
+    if (!matches(q.tree, here, counted)) continue;
+    counts.fill(0);
+    for (const j of counted) counts[j] = here[j]!;
+    top.add(every[m]!, bm25Score(counts, lengths[m]!, weights));
+  }
+  return { ids: top.ids, scores: top.scores, blocksRead };
+}
+
+/** How often a phrase occurs in message `id`: its words at consecutive positions (a slot: the terms of a word). */
+function phraseCount(id: number, slots: TermCursor[][]): number {
+  const lists: ArrayLike<number>[] = [];
+  for (const cursors of slots) {
+    const parts: Uint32Array[] = [];
+    for (const c of cursors) {
+      const found = c.seek(id);
+      if (found === null) continue;
+      const b = withPositions(found.block);
+      parts.push(b.positions!.subarray(b.starts![found.at]!, b.starts![found.at + 1]!));
+    }
+    if (parts.length === 0) return 0;
+    if (parts.length === 1) lists.push(parts[0]!);
+    else lists.push(Array.from(parts.flatMap((x) => Array.from(x))).sort((a, b) => a - b));
+  }
+  // Walk the first word's positions; each later word's list is walked forward alongside.
+  const at = new Array<number>(lists.length).fill(0);
+  let count = 0;
+  const first = lists[0]!;
+  for (let x = 0; x < first.length; x++) {
+    const start = first[x]!;
+    let all = true;
+    for (let k = 1; k < lists.length; k++) {
+      const list = lists[k]!;
+      const want = start + k;
+      let y = at[k]!;
+      while (y < list.length && list[y]! < want) y++;
+      at[k] = y;
+      if (y >= list.length) return count;
+      if (list[y] !== want) {
+        all = false;
+        break;
+      }
+    }
+    if (all) count++;
+  }
+  return count;
+}

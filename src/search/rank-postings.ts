@@ -1,0 +1,95 @@
+/**
+ * Relevance search over stored postings blocks (postings-block.ts), the same on every engine: the engine only
+ * fetches blocks; this file evaluates the query as FTS5 does (phrases by positions, AND, OR, NOT, prefixes;
+ * the phrases FTS5 counts for a row, fts5-match.ts) and ranks with FTS5's bm25 (bm25.ts), ties by id.
+ *
+ * Two ways, chosen per query:
+ * - **Block bounds** when every phrase is one whole word: bm25's IDFs come from the blocks' counts, so before
+ *   reading any posting the search knows, for each stretch of ids, the best score a message there can reach
+ *   (the blocks' bounds). It reads the most promising stretches first and stops once none left can reach the
+ *   page. A common word reads a few blocks, not its whole list.
+ * - **Every match** otherwise: a phrase's or a prefix's IDF counts the messages it occurs in, which only its
+ *   whole lists tell (FTS5's bm25 reads them whole too), so every block is read (positions only where a
+ *   phrase of several words needs them) and every match ranked.
+ */
+import { compile } from './fts5-match.js';
+import { decodeBound } from './postings-block.js';
+import { parseQuery } from './query.js';
+import { byBounds } from './rank-by-bounds.js';
+import { everyMatch } from './rank-every-match.js';
+import type { Block } from './rank-shared.js';
+import { phraseTokens } from './tokenize.js';
+
+/** A stored block without its data, as an engine lists it. */
+export interface BlockEntry {
+  term: string;
+  firstId: number;
+  lastId: number;
+  count: number;
+  bound: Uint8Array;
+}
+
+/** What an engine provides: its blocks, their data, and the corpus totals bm25 needs. */
+export interface PostingsReader {
+  /** Every block of the `terms`, and of every term starting with one of the `prefixes`. Any order. */
+  blocks(terms: readonly string[], prefixes: readonly string[]): Promise<BlockEntry[]>;
+  /** The data of these blocks, in the same order. */
+  read(blocks: readonly BlockEntry[]): Promise<Uint8Array[]>;
+  /** Messages in the index and their tokens in all. */
+  totals(): Promise<{ messages: number; tokens: number }>;
+}
+
+export interface RankedPostings {
+  /** The best `limit` matches, best first (bm25 ascending: more negative is better; ties by id). */
+  ids: number[];
+  scores: number[];
+  /** Blocks read, of those the query's terms have (what the bounds saved). */
+  blocksRead: number;
+  blocksListed: number;
+}
+
+/**
+ * The best `limit` messages for a word query (FTS5 syntax, as the sanitizer leaves it), as FTS5's
+ * `ORDER BY bm25(), rowid` gives them. A query FTS5 would reject or find empty matches nothing.
+ */
+export async function rankPostings(match: string, reader: PostingsReader, limit: number): Promise<RankedPostings> {
+  // Phrases are cut into words by FTS5's own rules, so a phrase is empty exactly where FTS5 finds it empty.
+  const parsed = parseQuery(match, 'words', { words: (text) => phraseTokens(text, 'words') });
+  if (!parsed.ok) return { ids: [], scores: [], blocksRead: 0, blocksListed: 0 };
+  const q = compile(parsed.root, 'words');
+  const exact = new Set<string>();
+  const prefixes = new Set<string>();
+  for (const p of q.phrases)
+    for (const [k, token] of p.tokens.entries()) (p.prefix && k === p.tokens.length - 1 ? prefixes : exact).add(token);
+  const [entries, totals] = await Promise.all([reader.blocks([...exact], [...prefixes]), reader.totals()]);
+
+  // Terms numbered; each phrase token slot lists the terms it stands for.
+  const termIndex = new Map<string, number>();
+  const blocksOfTerm: Block[][] = [];
+  for (const e of entries) {
+    let t = termIndex.get(e.term);
+    if (t === undefined) {
+      t = blocksOfTerm.length;
+      termIndex.set(e.term, t);
+      blocksOfTerm.push([]);
+    }
+    blocksOfTerm[t]!.push({ ...e, termIndex: t, points: decodeBound(e.bound), data: null, decoded: null });
+  }
+  for (const list of blocksOfTerm) list.sort((a, b) => a.firstId - b.firstId);
+  const terms = [...termIndex.keys()];
+  const slots: number[][][] = q.phrases.map((p) =>
+    p.tokens.map((token, k) => {
+      if (!(p.prefix && k === p.tokens.length - 1)) {
+        const t = termIndex.get(token);
+        return t === undefined ? [] : [t];
+      }
+      return terms.flatMap((term, t) => (term.startsWith(token) ? [t] : []));
+    }),
+  );
+  const blocksListed = entries.length;
+  const wordsOnly = q.phrases.every((p) => p.tokens.length <= 1 && !p.prefix);
+  const ranked = wordsOnly
+    ? await byBounds(q, slots, blocksOfTerm, reader, totals, limit)
+    : await everyMatch(q, slots, blocksOfTerm, reader, totals, limit);
+  return { ...ranked, blocksListed };
+}

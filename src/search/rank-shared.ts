@@ -1,0 +1,179 @@
+/**
+ * What both ways of ranking postings share (rank-postings.ts): a listed block as they hold it, the query's
+ * evaluation on one message as FTS5 does it, the page kept best first, and the reads.
+ */
+import { bm25Score } from './bm25.js';
+import type { CompiledPhrase, CompiledQuery } from './fts5-match.js';
+import { type BoundPoint, type DecodedBlock, decodeBlock } from './postings-block.js';
+import type { BlockEntry, PostingsReader } from './rank-postings.js';
+
+/** A listed block: its term's number, its bound, and its data once read. */
+export interface Block extends BlockEntry {
+  termIndex: number;
+  points: BoundPoint[];
+  data: Uint8Array | null;
+  decoded: DecodedBlock | null;
+}
+
+/** The corpus totals bm25 needs. */
+export interface Totals {
+  messages: number;
+  tokens: number;
+}
+
+/**
+ * Whether the query matches a message in which phrase j occurs `freq[j]` times; the phrases FTS5 counts for
+ * it are pushed to `counted` (see fts5-match.ts: AND keeps its children's only when all match, OR those of its
+ * matching children, NOT its left side's only when the right does not match; the right side never counts).
+ */
+export type Node = CompiledQuery['tree'];
+export function matches(node: Node, freq: Float64Array, counted: number[]): boolean {
+  switch (node.kind) {
+    case 'phrase': {
+      const j = node.phrase.index;
+      if (node.phrase.tokens.length === 0 || freq[j]! === 0) return false;
+      counted.push(j);
+      return true;
+    }
+    case 'and': {
+      const mark = counted.length;
+      for (const child of node.children)
+        if (!matches(child, freq, counted)) {
+          counted.length = mark;
+          return false;
+        }
+      return true;
+    }
+    case 'or': {
+      let any = false;
+      for (const child of node.children) {
+        const mark = counted.length;
+        if (matches(child, freq, counted)) any = true;
+        else counted.length = mark;
+      }
+      return any;
+    }
+    case 'not': {
+      const mark = counted.length;
+      if (!matches(node.left, freq, counted)) {
+        counted.length = mark;
+        return false;
+      }
+      const left = counted.length;
+      const right = matches(node.right, freq, counted);
+      counted.length = right ? mark : left;
+      return !right;
+    }
+  }
+}
+
+/** Whether a message holding some of the phrases could match (NOT's right side may be absent). */
+export function possible(node: Node, present: (p: CompiledPhrase) => boolean): boolean {
+  switch (node.kind) {
+    case 'phrase':
+      return node.phrase.tokens.length > 0 && present(node.phrase);
+    case 'and':
+      return node.children.every((c) => possible(c, present));
+    case 'or':
+      return node.children.some((c) => possible(c, present));
+    case 'not':
+      return possible(node.left, present);
+  }
+}
+
+/** Phrases that can count for some message (not under a NOT's right side). */
+export function countable(q: CompiledQuery): boolean[] {
+  const out = q.phrases.map(() => false);
+  const walk = (node: Node) => {
+    if (node.kind === 'phrase') out[node.phrase.index] = true;
+    else if (node.kind === 'not') walk(node.left);
+    else for (const c of node.children) walk(c);
+  };
+  walk(q.tree);
+  return out;
+}
+
+/** The best `limit` of scored messages, kept sorted (bm25 ascending, then id). */
+export class TopK {
+  ids: number[] = [];
+  scores: number[] = [];
+  constructor(private readonly limit: number) {}
+
+  get full(): boolean {
+    return this.ids.length >= this.limit;
+  }
+
+  /** The score a message must beat or tie to enter (as a positive number: higher is better). */
+  get threshold(): number {
+    return this.full ? -this.scores[this.scores.length - 1]! : Number.NEGATIVE_INFINITY;
+  }
+
+  add(id: number, score: number): void {
+    if (this.limit <= 0) return;
+    const n = this.ids.length;
+    if (n >= this.limit) {
+      const worstScore = this.scores[n - 1]!;
+      if (score > worstScore || (score === worstScore && id > this.ids[n - 1]!)) return;
+    }
+    let lo = 0;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const s = this.scores[mid]!;
+      if (s < score || (s === score && this.ids[mid]! < id)) lo = mid + 1;
+      else hi = mid;
+    }
+    this.ids.splice(lo, 0, id);
+    this.scores.splice(lo, 0, score);
+    if (this.ids.length > this.limit) {
+      this.ids.pop();
+      this.scores.pop();
+    }
+  }
+}
+
+/** The first index of `ids` at or after `id` (ids ascending). */
+export function lowerBound(ids: Float64Array, id: number, from = 0): number {
+  let lo = from;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Read and decode (without positions) the blocks not read yet; returns how many were read. */
+export async function readBlocks(reader: PostingsReader, blocks: Block[]): Promise<number> {
+  const missing = blocks.filter((b) => b.decoded === null);
+  if (missing.length === 0) return 0;
+  const data = await reader.read(missing);
+  for (const [i, b] of missing.entries()) {
+    b.data = data[i]!;
+    b.decoded = decodeBlock(b.data, b.firstId, false);
+  }
+  return missing.length;
+}
+
+/** A block decoded with its positions (decoded again the first time a phrase needs them). */
+export function withPositions(b: Block): DecodedBlock {
+  if (b.decoded?.positions == null) b.decoded = decodeBlock(b.data!, b.firstId, true);
+  return b.decoded;
+}
+
+export function score(
+  q: CompiledQuery,
+  freq: Float64Array,
+  counted: number[],
+  id: number,
+  length: number,
+  weights: { idf: number[]; avgdl: number },
+  top: TopK,
+): void {
+  counted.length = 0;
+  if (!matches(q.tree, freq, counted)) return;
+  const f = new Array<number>(q.phrases.length).fill(0);
+  for (const j of counted) f[j] = freq[j]!;
+  top.add(id, bm25Score(f, length, weights));
+}
