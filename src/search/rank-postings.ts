@@ -14,7 +14,7 @@
  */
 import { compile } from './fts5-match.js';
 import { decodeBound } from './postings-block.js';
-import { parseQuery } from './query.js';
+import { type QueryMode, parseQuery } from './query.js';
 import { byBounds } from './rank-by-bounds.js';
 import { everyMatch } from './rank-every-match.js';
 import type { Block } from './rank-shared.js';
@@ -49,14 +49,21 @@ export interface RankedPostings {
 }
 
 /**
- * The best `limit` messages for a word query (FTS5 syntax, as the sanitizer leaves it), as FTS5's
- * `ORDER BY bm25(), rowid` gives them. A query FTS5 would reject or find empty matches nothing.
+ * The best `limit` messages for a query (FTS5 syntax, as the sanitizer and the CJK routing leave it), as
+ * FTS5's `ORDER BY bm25(), rowid` gives them: over the word index (`words`: unicode61 terms) or the substring
+ * index (`substrings`: trigram terms; a phrase is its consecutive trigrams). A query FTS5 would reject or
+ * find empty matches nothing.
  */
-export async function rankPostings(match: string, reader: PostingsReader, limit: number): Promise<RankedPostings> {
+export async function rankPostings(
+  match: string,
+  reader: PostingsReader,
+  limit: number,
+  mode: QueryMode = 'words',
+): Promise<RankedPostings> {
   // Phrases are cut into words by FTS5's own rules, so a phrase is empty exactly where FTS5 finds it empty.
-  const parsed = parseQuery(match, 'words', { words: (text) => phraseTokens(text, 'words') });
+  const parsed = parseQuery(match, mode, { words: (text) => phraseTokens(text, 'words') });
   if (!parsed.ok) return { ids: [], scores: [], blocksRead: 0, blocksListed: 0 };
-  const q = compile(parsed.root, 'words');
+  const q = compile(parsed.root, mode);
   const exact = new Set<string>();
   const prefixes = new Set<string>();
   for (const p of q.phrases)

@@ -12,18 +12,24 @@ import { BLOCK_BYTES, type PostingsBlock, encodeBlocks } from '../../src/search/
 import { type Posting, indexText } from '../../src/search/postings.js';
 import { type PostingsReader, rankPostings } from '../../src/search/rank-postings.js';
 import { sanitizeFts5Query } from '../../src/search/sanitize.js';
+import type { QueryMode } from '../../src/search/query.js';
+import { routeCjk } from '../../src/search/cjk.js';
 import { CODE, EN, corpus, rng } from '../helpers/corpus.js';
 import { SCRIPT_WORDS, multilingualTexts } from '../helpers/multilingual.js';
 
 const TEXTS = [...multilingualTexts(4_000, 27), ...corpus(4_000, 27).map((m) => m.content)];
 
 /** A reader over blocks kept in memory; counts what it is asked to read. */
-function memoryReader(texts: readonly string[], blockBytes: number): PostingsReader & { reads: number } {
+function memoryReader(
+  texts: readonly string[],
+  blockBytes: number,
+  mode: QueryMode = 'words',
+): PostingsReader & { reads: number } {
   const lists = new Map<string, Posting[]>();
   const lengths = new Map<number, number>();
   let tokens = 0;
   texts.forEach((text, i) => {
-    const { terms, length } = indexText(text, 'words');
+    const { terms, length } = indexText(text, mode);
     lengths.set(i + 1, length);
     tokens += length;
     for (const [term, positions] of terms) {
@@ -122,5 +128,53 @@ describe('relevance over postings blocks answers as FTS5', () => {
     expect(got.blocksListed).toBeGreaterThan(50);
     expect(got.blocksRead).toBeLessThan(got.blocksListed / 2);
     expect(got.ids).toEqual(oracle('docker', 20).map((r) => r.id));
+  });
+
+  it.each([
+    ['tiny blocks (64 bytes)', 64],
+    ['stored blocks', BLOCK_BYTES],
+  ])('substrings, %s: the trigram index ranks CJK and other substrings as FTS5 does', async (_, blockBytes) => {
+    const trigram = new Database(':memory:');
+    try {
+      trigram.exec(`CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')`);
+      const insert = trigram.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
+      trigram.transaction(() => {
+        for (const [i, text] of TEXTS.entries()) insert.run(i + 1, text);
+      })();
+      const reader = memoryReader(TEXTS, blockBytes, 'substrings');
+      const random = rng(7);
+      const runs = TEXTS.flatMap(
+        (t) => t.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{3,}/gu) ?? [],
+      );
+      const queries = new Set<string>();
+      for (let i = 0; i < 60; i++) {
+        const run = [...runs[Math.floor(random() * runs.length)]!];
+        const n = 3 + Math.floor(random() * Math.min(4, run.length - 2));
+        const at = Math.floor(random() * (run.length - n + 1));
+        queries.add(run.slice(at, at + n).join(''));
+      }
+      const singles = [...queries];
+      const list = [...singles];
+      for (let i = 0; i + 1 < singles.length; i += 2)
+        list.push(`${singles[i]} OR ${singles[i + 1]}`, `${singles[i]} ${singles[i + 1]}`);
+      list.push('服务器 OR docker', '数据库迁移 NOT 服务器');
+      let nonEmpty = 0;
+      for (const query of list) {
+        const route = routeCjk(sanitizeFts5Query(query));
+        if (route.path !== 'trigram') continue;
+        for (const limit of [20, 100]) {
+          const expected = trigram
+            .prepare('SELECT rowid AS id, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY score, rowid LIMIT ?')
+            .all(route.query, limit) as { id: number; score: number }[];
+          const got = await rankPostings(route.query, reader, limit, 'substrings');
+          expect(got.ids, `${query} (limit ${limit})`).toEqual(expected.map((r) => r.id));
+          for (const [i, r] of expected.entries()) expect(got.scores[i]).toBeCloseTo(r.score, 9);
+          if (expected.length > 0) nonEmpty++;
+        }
+      }
+      expect(nonEmpty).toBeGreaterThan(100);
+    } finally {
+      trigram.close();
+    }
   });
 });
