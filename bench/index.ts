@@ -239,19 +239,20 @@ if (runs('postings')) {
       `| ${r.index.padEnd(24)} | ${String(r.messages).padStart(8)} | ${perMessage.toFixed(1).padStart(10)} | ${String(r.terms).padStart(5)} | ${String(r.postings).padStart(8)} | ${String(r.occurrences).padStart(11)} | ${r.encodedMiB.toFixed(1).padStart(11)} | ${r.asRowsMiB.toFixed(1).padStart(16)} | ${r.fts5MiB.toFixed(1).padStart(8)} | ${String(r.differentFromFts5).padStart(12)} |`,
     );
   }
-  const onPostgres = await benchPostingsSearch(
-    postingsSource(),
-    process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test',
-  );
-  for (const n of onPostgres.notes) console.log(n);
+  const onServers = await benchPostingsSearch(postingsSource(), {
+    postgres: process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test',
+    mysql: process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test',
+  });
+  for (const n of onServers.notes) console.log(n);
   console.log(
-    `\n| postings on Postgres (blocks)    | queries |  p50 ms |  p95 ms | top 20 = Hermes |\n|----------------------------------|---------|---------|---------|-----------------|`,
+    `\n| postings as blocks (shared ranking) | queries |  p50 ms |  p95 ms | top 20 = Hermes |\n|-------------------------------------|---------|---------|---------|-----------------|`,
   );
-  for (const r of onPostgres.rows) {
-    metric({ key: `postings/postgres blocks: ${r.case} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
+  for (const r of onServers.rows) {
+    const label = `${r.engine}: ${r.case}`;
+    metric({ key: `postings/blocks on ${label} p95`, value: r.p95, unit: 'ms', higherIsBetter: false });
     const same = `${r.sameTop20}/${r.compared}`;
     console.log(
-      `| ${r.case.padEnd(32)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} | ${same.padStart(15)} |`,
+      `| ${label.padEnd(35)} | ${String(r.queries).padStart(7)} |${fmt(r.p50)} |${fmt(r.p95)} | ${same.padStart(15)} |`,
     );
   }
 }

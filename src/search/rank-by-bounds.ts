@@ -7,7 +7,17 @@ import { B, K1, bm25Weights } from './bm25.js';
 import type { CompiledQuery } from './fts5-match.js';
 import type { BoundPoint } from './postings-block.js';
 import type { PostingsReader, RankedPostings } from './rank-postings.js';
-import { type Block, type Totals, TopK, countable, lowerBound, possible, readBlocks, score } from './rank-shared.js';
+import {
+  type Accept,
+  type Block,
+  type Totals,
+  TopK,
+  countable,
+  lowerBound,
+  possible,
+  readBlocks,
+  score,
+} from './rank-shared.js';
 
 /**
  * Blocks fetched per round trip while the bounds decide what to read: a few first (a page is often filled by
@@ -32,6 +42,7 @@ export async function byBounds(
   reader: PostingsReader,
   totals: Totals,
   limit: number,
+  accept: Accept,
 ): Promise<Omit<RankedPostings, 'blocksListed'>> {
   const termOf = slots.map((s) => s[0]?.[0] ?? -1);
   const hits = termOf.map((t) => (t < 0 ? 0 : blocksOfTerm[t]!.reduce((n, b) => n + b.count, 0)));
@@ -71,7 +82,7 @@ export async function byBounds(
   }
   stretches.sort((a, b) => b.bound - a.bound || a.lo - b.lo);
 
-  const top = new TopK(limit);
+  const top = new TopK(limit, accept);
   const freq = new Float64Array(q.phrases.length);
   const counted: number[] = [];
   let blocksRead = 0;
@@ -79,6 +90,9 @@ export async function byBounds(
   const canReach = (s: Stretch) => !top.full || s.bound >= top.threshold * (1 - BOUND_SLACK) - BOUND_SLACK;
   for (let i = 0; i < stretches.length && canReach(stretches[i]!); i++) {
     if (stretches[i]!.blocks.some((b) => b.decoded === null)) {
+      // What waits for the filter may raise the threshold: settle it before deciding what to read.
+      await top.settle();
+      if (!canReach(stretches[i]!)) break;
       // Read ahead: the blocks of the next stretches that can still reach the page, a batch per round trip.
       const batch = new Set<Block>();
       for (let k = i; k < stretches.length && batch.size < batchSize && canReach(stretches[k]!); k++)
@@ -107,6 +121,9 @@ export async function byBounds(
         }
       score(q, freq, counted, id, length, weights, top);
     }
+    if (top.wantsSettle) await top.settle();
   }
+  // A stretch that cannot reach the accepted page cannot reach the final one: it only gets better.
+  await top.settle();
   return { ids: top.ids, scores: top.scores, blocksRead };
 }

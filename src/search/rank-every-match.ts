@@ -5,7 +5,7 @@
 import { bm25Score, bm25Weights } from './bm25.js';
 import type { CompiledQuery } from './fts5-match.js';
 import type { PostingsReader, RankedPostings } from './rank-postings.js';
-import { type Block, type Totals, TopK, lowerBound, matches, readBlocks, withPositions } from './rank-shared.js';
+import { type Accept, type Block, type Totals, lowerBound, matches, readBlocks, withPositions } from './rank-shared.js';
 
 /** A cursor over a term's whole list (its blocks one after the other), moved forward only. */
 class TermCursor {
@@ -80,6 +80,7 @@ export async function everyMatch(
   reader: PostingsReader,
   totals: Totals,
   limit: number,
+  accept: Accept,
 ): Promise<Omit<RankedPostings, 'blocksListed'>> {
   const blocksRead = await readBlocks(reader, blocksOfTerm.flat());
 
@@ -143,19 +144,39 @@ export async function everyMatch(
 
   const hits = freq.map((f) => f.reduce((h, x) => (x > 0 ? h + 1 : h), 0));
   const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });
-  const top = new TopK(limit);
   const here = new Float64Array(nPhrase);
   const counted: number[] = [];
   const counts = new Array<number>(nPhrase);
+  const matchIds: number[] = [];
+  const matchScores: number[] = [];
   for (let m = 0; m < n; m++) {
     for (let j = 0; j < nPhrase; j++) here[j] = freq[j]![m]!;
     counted.length = 0;
     if (!matches(q.tree, here, counted)) continue;
     counts.fill(0);
     for (const j of counted) counts[j] = here[j]!;
-    top.add(every[m]!, bm25Score(counts, lengths[m]!, weights));
+    matchIds.push(every[m]!);
+    matchScores.push(bm25Score(counts, lengths[m]!, weights));
   }
-  return { ids: top.ids, scores: top.scores, blocksRead };
+  // Best first; the filter is asked about the best ones a chunk at a time until the page is full.
+  const order = matchIds.map((_, k) => k);
+  order.sort((a, b) => matchScores[a]! - matchScores[b]! || matchIds[a]! - matchIds[b]!);
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (let at = 0; at < order.length && ids.length < limit; ) {
+    const chunk = order.slice(
+      at,
+      at + (accept === null ? limit - ids.length : Math.max(2 * (limit - ids.length), 100)),
+    );
+    at += chunk.length;
+    const ok = accept === null ? null : await accept(chunk.map((k) => matchIds[k]!));
+    for (const k of chunk)
+      if (ids.length < limit && (ok === null || ok.has(matchIds[k]!))) {
+        ids.push(matchIds[k]!);
+        scores.push(matchScores[k]!);
+      }
+  }
+  return { ids, scores, blocksRead };
 }
 
 /** How often a phrase occurs in message `id`: its words at consecutive positions (a slot: the terms of a word). */

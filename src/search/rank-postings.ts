@@ -39,8 +39,19 @@ export interface PostingsReader {
   totals(): Promise<{ messages: number; tokens: number }>;
 }
 
+export interface RankOptions {
+  /**
+   * The caller's filters (sources, roles…): given candidate ids, the ones that may be on the page. Asked
+   * about a few messages at a time, best first, only those that could still reach the page.
+   */
+  accept?: (ids: number[]) => Promise<ReadonlySet<number>>;
+}
+
 export interface RankedPostings {
-  /** The best `limit` matches, best first (bm25 ascending: more negative is better; ties by id). */
+  /**
+   * The best `limit` matches, best first (bm25 ascending: more negative is better; ties by id). `limit` may
+   * be Infinity: every match, ranked (what an order by time starts from).
+   */
   ids: number[];
   scores: number[];
   /** Blocks read, of those the query's terms have (what the bounds saved). */
@@ -59,6 +70,7 @@ export async function rankPostings(
   reader: PostingsReader,
   limit: number,
   mode: QueryMode = 'words',
+  options: RankOptions = {},
 ): Promise<RankedPostings> {
   // Phrases are cut into words by FTS5's own rules, so a phrase is empty exactly where FTS5 finds it empty.
   const parsed = parseQuery(match, mode, { words: (text) => phraseTokens(text, 'words') });
@@ -94,9 +106,12 @@ export async function rankPostings(
     }),
   );
   const blocksListed = entries.length;
+  const accept = options.accept ?? null;
   const wordsOnly = q.phrases.every((p) => p.tokens.length <= 1 && !p.prefix);
-  const ranked = wordsOnly
-    ? await byBounds(q, slots, blocksOfTerm, reader, totals, limit)
-    : await everyMatch(q, slots, blocksOfTerm, reader, totals, limit);
+  // Every match is wanted (a page past the bounds' reach): reading every block costs no more than the bounds.
+  const ranked =
+    wordsOnly && Number.isFinite(limit)
+      ? await byBounds(q, slots, blocksOfTerm, reader, totals, limit, accept)
+      : await everyMatch(q, slots, blocksOfTerm, reader, totals, limit, accept);
   return { ...ranked, blocksListed };
 }

@@ -94,10 +94,22 @@ export function countable(q: CompiledQuery): boolean[] {
 }
 
 /** The best `limit` of scored messages, kept sorted (bm25 ascending, then id). */
+/** Which of these messages may be on the page (the caller's filters); null: all of them. */
+export type Accept = ((ids: number[]) => Promise<ReadonlySet<number>>) | null;
+
+/**
+ * The best `limit` of scored messages, kept sorted (bm25 ascending, then id). With an `accept` filter, a
+ * message that would enter waits in `pending` until settle() asks the filter about all of those waiting at
+ * once; only accepted ones enter. The threshold is that of the accepted ones, so it never overstates.
+ */
 export class TopK {
   ids: number[] = [];
   scores: number[] = [];
-  constructor(private readonly limit: number) {}
+  private pending: { id: number; score: number }[] = [];
+  constructor(
+    private readonly limit: number,
+    private readonly accept: Accept = null,
+  ) {}
 
   get full(): boolean {
     return this.ids.length >= this.limit;
@@ -108,13 +120,35 @@ export class TopK {
     return this.full ? -this.scores[this.scores.length - 1]! : Number.NEGATIVE_INFINITY;
   }
 
+  /** Whether enough messages wait to fill the page: time to ask the filter. */
+  get wantsSettle(): boolean {
+    return this.pending.length > 0 && this.pending.length >= this.limit - this.ids.length;
+  }
+
   add(id: number, score: number): void {
-    if (this.limit <= 0) return;
+    if (this.limit <= 0 || !this.enters(id, score)) return;
+    if (this.accept === null) this.insert(id, score);
+    else this.pending.push({ id, score });
+  }
+
+  /** Ask the filter about the waiting messages; the accepted ones enter. */
+  async settle(): Promise<void> {
+    if (this.pending.length === 0 || this.accept === null) return;
+    const waiting = this.pending;
+    this.pending = [];
+    const ok = await this.accept(waiting.map((w) => w.id));
+    for (const w of waiting) if (ok.has(w.id) && this.enters(w.id, w.score)) this.insert(w.id, w.score);
+  }
+
+  private enters(id: number, score: number): boolean {
     const n = this.ids.length;
-    if (n >= this.limit) {
-      const worstScore = this.scores[n - 1]!;
-      if (score > worstScore || (score === worstScore && id > this.ids[n - 1]!)) return;
-    }
+    if (n < this.limit) return true;
+    const worstScore = this.scores[n - 1]!;
+    return score < worstScore || (score === worstScore && id < this.ids[n - 1]!);
+  }
+
+  private insert(id: number, score: number): void {
+    const n = this.ids.length;
     let lo = 0;
     let hi = n;
     while (lo < hi) {

@@ -122,6 +122,45 @@ describe('relevance over postings blocks answers as FTS5', () => {
     expect(nonEmpty).toBeGreaterThan(400);
   });
 
+  it.each([
+    ['a third of the messages refused', 'rowid % 3 != 0', (id: number) => id % 3 !== 0],
+    ['one message in 50 accepted', 'rowid % 50 = 0', (id: number) => id % 50 === 0],
+  ])('with a filter (%s): the best accepted messages, as FTS5 with the same condition', async (_, where, keep) => {
+    const reader = memoryReader(TEXTS, 64);
+    let asked = 0;
+    const accept = async (ids: number[]) => {
+      asked += ids.length;
+      return new Set(ids.filter(keep));
+    };
+    let nonEmpty = 0;
+    for (const query of queries().filter((_, i) => i % 3 === 0)) {
+      const plan = planSearch(query);
+      if (plan.path !== 'words') continue;
+      const match = sanitizeFts5Query(query);
+      const expected = fts5
+        .prepare(`SELECT rowid AS id FROM t WHERE t MATCH ? AND ${where} ORDER BY bm25(t), rowid LIMIT 20`)
+        .all(match) as { id: number }[];
+      const got = await rankPostings(match, reader, 20, 'words', { accept });
+      expect(got.ids, query).toEqual(expected.map((r) => r.id));
+      if (expected.length > 0) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThan(50);
+    expect(asked).toBeGreaterThan(0);
+  });
+
+  it('ranks every match when asked for all of them (what an order by time starts from)', async () => {
+    const reader = memoryReader(TEXTS, 64);
+    for (const query of ['docker', 'docker OR compose', '"error timeout"', 'dep*', 'Поиск NOT привет']) {
+      const match = sanitizeFts5Query(query);
+      const expected = fts5.prepare('SELECT rowid AS id FROM t WHERE t MATCH ? ORDER BY bm25(t), rowid').all(match) as {
+        id: number;
+      }[];
+      expect(expected.length, query).toBeGreaterThan(20);
+      const got = await rankPostings(match, reader, Number.POSITIVE_INFINITY);
+      expect(got.ids, query).toEqual(expected.map((r) => r.id));
+    }
+  });
+
   it('a common word reads a fraction of its blocks: the bounds stop the reading', async () => {
     const reader = memoryReader(TEXTS, 64);
     const got = await rankPostings('docker', reader, 20);
