@@ -3,12 +3,16 @@
  * (postings-block.ts) plus a small recent segment of messages not merged yet, one row per message, written in
  * the message's own transaction (no contention on a term's last block). The merge folds the recent messages
  * into the blocks (postings-merge.ts); a removal rewrites the blocks holding the removed messages, so the
- * counts bm25 reads stay exact. A search reads both, through postingsReader. The engine supplies the storage
- * (PostingsStorage) and runs mergeRecent and removeMessages one at a time per index (a lock): each reads
- * what it changes before its commit. Everything here is the same on every engine.
+ * counts bm25 reads stay exact. A search reads both, through postingsReader.
+ *
+ * The planners (planMerge, planRemoval, combine) are pure, so an engine can call them between the statements
+ * of its own transaction (a removal inside the transaction that deletes the messages). mergeRecent,
+ * removeMessages and postingsReader run them over a PostingsStorage; an engine runs merges and removals one at
+ * a time per index (a lock): each reads what it changes before its commit. Everything here is the same on
+ * every engine.
  */
 import type { IndexedText, Posting } from './postings.js';
-import { type PostingsBlock, encodeBlocks } from './postings-block.js';
+import type { PostingsBlock } from './postings-block.js';
 import { mergeTerm } from './postings-merge.js';
 import type { BlockEntry, PostingsReader } from './rank-postings.js';
 
@@ -63,61 +67,159 @@ function byTerm(messages: readonly RecentMessage[]): Map<string, Posting[]> {
   return out;
 }
 
+function groupBlocks(blocks: readonly PostingsBlock[]): Map<string, PostingsBlock[]> {
+  const out = new Map<string, PostingsBlock[]>();
+  for (const b of blocks) {
+    const list = out.get(b.term);
+    if (list) list.push(b);
+    else out.set(b.term, [b]);
+  }
+  return out;
+}
+
+/** What one merge or removal changes, for the engine to commit in one transaction. */
+export interface IndexChange {
+  changes: BlockChange[];
+  /** Messages leaving the recent segment. */
+  fromRecent: number[];
+  /** Signed change of the merged totals. */
+  totals: Totals;
+}
+
+// The planners below are pure: an engine reads what they name (in its own transaction, between its own
+// statements), calls them, and writes what they return. mergeRecent, removeMessages and postingsReader run
+// them over a PostingsStorage.
+
+/** The terms a merge of these messages touches (the engine reads their tails: PostingsStorage.tails). */
+export function termsOf(messages: readonly RecentMessage[]): string[] {
+  const terms = new Set<string>();
+  for (const m of messages) for (const term of m.indexed.terms.keys()) terms.add(term);
+  return [...terms];
+}
+
+/** Fold `recent` messages into the blocks, given the tails of their terms (from the smallest recent id). */
+export function planMerge(recent: readonly RecentMessage[], tails: readonly PostingsBlock[]): IndexChange {
+  const lengths = new Map(recent.map((m) => [m.id, m.indexed.length]));
+  const blocksOf = groupBlocks(tails);
+  const changes: BlockChange[] = [];
+  for (const [term, postings] of byTerm(recent))
+    changes.push({ term, ...mergeTerm(term, blocksOf.get(term) ?? [], postings, (id) => lengths.get(id)!) });
+  const tokens = recent.reduce((n, m) => n + m.indexed.length, 0);
+  return { changes, fromRecent: recent.map((m) => m.id), totals: { messages: recent.length, tokens } };
+}
+
+/** The (term, id) places of removed messages that are merged (the engine reads the blocks holding them). */
+export function removalPlaces(removed: readonly RecentMessage[], recentIds: ReadonlySet<number>) {
+  return [...byTerm(removed.filter((m) => !recentIds.has(m.id)))].flatMap(([term, postings]) =>
+    postings.map((p) => ({ term, id: p.id })),
+  );
+}
+
+/**
+ * Remove messages (as the index holds them: their text tokenized again) given which ids are still recent and
+ * the merged blocks holding the others: those merged leave their blocks, those recent leave the segment.
+ */
+export function planRemoval(
+  removed: readonly RecentMessage[],
+  recentIds: ReadonlySet<number>,
+  holding: readonly PostingsBlock[],
+): IndexChange {
+  const merged = removed.filter((m) => !recentIds.has(m.id));
+  const blocksOf = groupBlocks(holding);
+  const changes: BlockChange[] = [];
+  for (const [term, postings] of byTerm(merged)) {
+    const gone = new Set(postings.map((p) => p.id));
+    const change = mergeTerm(term, blocksOf.get(term) ?? [], [], () => 0, gone);
+    if (change.remove.length > 0 || change.write.length > 0) changes.push({ term, ...change });
+  }
+  const tokens = merged.reduce((n, m) => n + m.indexed.length, 0);
+  return {
+    changes,
+    fromRecent: removed.filter((m) => recentIds.has(m.id)).map((m) => m.id),
+    totals: { messages: -merged.length, tokens: -tokens },
+  };
+}
+
+/** A search's view of one index: merged blocks and recent messages as one list of blocks per term. */
+export interface CombinedBlocks {
+  entries: BlockEntry[];
+  /** Data of the blocks built in memory, by blockKey. */
+  inMemory: Map<string, Uint8Array>;
+}
+
+export const blockKey = (b: { term: string; firstId: number }) => `${b.firstId}\u0000${b.term}`;
+
+/** Which recent messages a query's terms and prefixes see, by term. */
+function wantedPostings(recent: readonly RecentMessage[], terms: readonly string[], prefixes: readonly string[]) {
+  const wanted = (term: string) => terms.includes(term) || prefixes.some((p) => term.startsWith(p));
+  return new Map([...byTerm(recent)].filter(([term]) => wanted(term)));
+}
+
+/** The merged blocks a search must read the data of to combine them with recent messages (late commits). */
+export function overlappedBlocks(
+  listed: readonly BlockEntry[],
+  recent: readonly RecentMessage[],
+  terms: readonly string[],
+  prefixes: readonly string[],
+): BlockEntry[] {
+  const added = wantedPostings(recent, terms, prefixes);
+  return listed.filter((e) => {
+    const postings = added.get(e.term);
+    return postings !== undefined && e.lastId >= postings[0]!.id;
+  });
+}
+
+/**
+ * Merged blocks and recent messages as one index: a term's recent postings become blocks in memory, merged
+ * with the merged blocks they fall inside or before (`overlapped`, with their data), so a term's blocks never
+ * overlap.
+ */
+export function combine(
+  listed: readonly BlockEntry[],
+  recent: readonly RecentMessage[],
+  terms: readonly string[],
+  prefixes: readonly string[],
+  overlapped: readonly PostingsBlock[],
+): CombinedBlocks {
+  const lengths = new Map(recent.map((m) => [m.id, m.indexed.length]));
+  const added = wantedPostings(recent, terms, prefixes);
+  const overlappedOf = groupBlocks(overlapped);
+  const replaced = new Set(overlapped.map(blockKey));
+  const entries = listed.filter((e) => !replaced.has(blockKey(e)));
+  const inMemory = new Map<string, Uint8Array>();
+  for (const [term, postings] of added) {
+    const stored = overlappedOf.get(term) ?? [];
+    const merged = mergeTerm(term, stored, postings, (id) => lengths.get(id)!);
+    const blocks = [...stored.filter((b) => !merged.remove.includes(b.firstId)), ...merged.write];
+    for (const b of blocks) {
+      inMemory.set(blockKey(b), b.data);
+      entries.push({ term: b.term, firstId: b.firstId, lastId: b.lastId, count: b.count, bound: b.bound });
+    }
+  }
+  return { entries, inMemory };
+}
+
+// --- over a PostingsStorage --------------------------------------------------------------------------------
+
 /** Fold the recent segment (or its first `max` messages) into the blocks. Returns how many were folded. */
 export async function mergeRecent(storage: PostingsStorage, max = Number.POSITIVE_INFINITY): Promise<number> {
   const recent = (await storage.recent()).slice(0, max);
   if (recent.length === 0) return 0;
-  const lengths = new Map(recent.map((m) => [m.id, m.indexed.length]));
-  const added = byTerm(recent);
-  const stored = await storage.tails([...added.keys()], recent[0]!.id);
-  const blocksOf = new Map<string, PostingsBlock[]>();
-  for (const b of stored) blocksOf.set(b.term, [...(blocksOf.get(b.term) ?? []), b]);
-  const changes: BlockChange[] = [];
-  for (const [term, postings] of added) {
-    const change = mergeTerm(term, blocksOf.get(term) ?? [], postings, (id) => lengths.get(id)!);
-    changes.push({ term, ...change });
-  }
-  const tokens = recent.reduce((n, m) => n + m.indexed.length, 0);
-  await storage.commit(
-    changes,
-    recent.map((m) => m.id),
-    { messages: recent.length, tokens },
-  );
+  const plan = planMerge(recent, await storage.tails(termsOf(recent), recent[0]!.id));
+  await storage.commit(plan.changes, plan.fromRecent, plan.totals);
   return recent.length;
 }
 
-/**
- * Remove messages from the index: those merged leave their blocks (only the blocks holding them are
- * rewritten), those still recent leave the segment. `messages` are the removed messages as the index holds
- * them (their text tokenized again: the index stores no forward list of merged messages).
- */
+/** Remove messages from the index (see planRemoval). */
 export async function removeMessages(storage: PostingsStorage, messages: readonly RecentMessage[]): Promise<void> {
   if (messages.length === 0) return;
   const recentIds = new Set((await storage.recent()).map((m) => m.id));
-  const merged = messages.filter((m) => !recentIds.has(m.id));
-  const gone = byTerm(merged);
-  const places = [...gone].flatMap(([term, postings]) => postings.map((p) => ({ term, id: p.id })));
-  const stored = places.length === 0 ? [] : await storage.holding(places);
-  const blocksOf = new Map<string, PostingsBlock[]>();
-  for (const b of stored) blocksOf.set(b.term, [...(blocksOf.get(b.term) ?? []), b]);
-  const changes: BlockChange[] = [];
-  for (const [term, postings] of gone) {
-    const change = mergeTerm(term, blocksOf.get(term) ?? [], [], () => 0, new Set(postings.map((p) => p.id)));
-    if (change.remove.length > 0 || change.write.length > 0) changes.push({ term, ...change });
-  }
-  const tokens = merged.reduce((n, m) => n + m.indexed.length, 0);
-  await storage.commit(
-    changes,
-    messages.filter((m) => recentIds.has(m.id)).map((m) => m.id),
-    { messages: -merged.length, tokens: -tokens },
-  );
+  const places = removalPlaces(messages, recentIds);
+  const plan = planRemoval(messages, recentIds, places.length === 0 ? [] : await storage.holding(places));
+  await storage.commit(plan.changes, plan.fromRecent, plan.totals);
 }
 
-/**
- * What a search reads (rank-postings.ts): the merged blocks and the recent segment as one index. Recent
- * messages of a term become blocks in memory; one whose id falls inside a merged block (a message that
- * committed late) is merged with that block in memory, so a term's blocks never overlap.
- */
+/** What a search reads (rank-postings.ts): the merged blocks and the recent segment as one index (combine). */
 export function postingsReader(storage: PostingsStorage): PostingsReader {
   let snapshot: Promise<{ recent: RecentMessage[]; totals: Totals }> | null = null;
   const state = () => {
@@ -128,44 +230,27 @@ export function postingsReader(storage: PostingsStorage): PostingsReader {
     })();
     return snapshot;
   };
-  /** Blocks built here, served from memory by read(). */
   const inMemory = new Map<string, Uint8Array>();
-  const key = (b: { term: string; firstId: number }) => `${b.firstId}\u0000${b.term}`;
   return {
     async blocks(terms, prefixes) {
       const [{ recent }, listed] = await Promise.all([state(), storage.list(terms, prefixes)]);
-      const wanted = (term: string) => terms.includes(term) || prefixes.some((p) => term.startsWith(p));
-      const lengths = new Map(recent.map((m) => [m.id, m.indexed.length]));
-      const added = new Map([...byTerm(recent)].filter(([term]) => wanted(term)));
-      const out: BlockEntry[] = [];
-      const listedOf = new Map<string, BlockEntry[]>();
-      for (const e of listed) listedOf.set(e.term, [...(listedOf.get(e.term) ?? []), e]);
-      for (const [term, entries] of listedOf) if (!added.has(term)) out.push(...entries);
-      for (const [term, postings] of added) {
-        const entries = listedOf.get(term) ?? [];
-        // Merged blocks a recent id falls inside or before: merged with the recent postings in memory.
-        const first = postings[0]!.id;
-        const overlapped = entries.filter((e) => e.lastId >= first);
-        out.push(...entries.filter((e) => e.lastId < first));
-        const data = overlapped.length === 0 ? [] : await storage.read(overlapped);
-        const stored = overlapped.map((e, i) => ({ ...e, data: data[i]! }));
-        const merged = mergeTerm(term, stored, postings, (id) => lengths.get(id)!);
-        const blocks =
-          stored.length === 0
-            ? encodeBlocks(term, postings, (id) => lengths.get(id)!)
-            : [...stored.filter((b) => !merged.remove.includes(b.firstId)), ...merged.write];
-        for (const b of blocks) {
-          inMemory.set(key(b), b.data);
-          out.push({ term: b.term, firstId: b.firstId, lastId: b.lastId, count: b.count, bound: b.bound });
-        }
-      }
-      return out;
+      const overlapped = overlappedBlocks(listed, recent, terms, prefixes);
+      const data = overlapped.length === 0 ? [] : await storage.read(overlapped);
+      const combined = combine(
+        listed,
+        recent,
+        terms,
+        prefixes,
+        overlapped.map((e, i) => ({ ...e, data: data[i]! })),
+      );
+      for (const [k, d] of combined.inMemory) inMemory.set(k, d);
+      return combined.entries;
     },
     async read(blocks) {
-      const fromStorage = blocks.filter((b) => !inMemory.has(key(b)));
+      const fromStorage = blocks.filter((b) => !inMemory.has(blockKey(b)));
       const data = fromStorage.length === 0 ? [] : await storage.read(fromStorage);
-      const stored = new Map(fromStorage.map((b, i) => [key(b), data[i]!]));
-      return blocks.map((b) => inMemory.get(key(b)) ?? stored.get(key(b))!);
+      const stored = new Map(fromStorage.map((b, i) => [blockKey(b), data[i]!]));
+      return blocks.map((b) => inMemory.get(blockKey(b)) ?? stored.get(blockKey(b))!);
     },
     async totals() {
       return (await state()).totals;
