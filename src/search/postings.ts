@@ -60,6 +60,10 @@ class VarintWriter {
   result(): Uint8Array {
     return this.bytes.slice(0, this.length);
   }
+
+  reset(): void {
+    this.length = 0;
+  }
 }
 
 /** Encode a term's list; `previousId` is the id the first delta counts from (the last id of an earlier block). */
@@ -82,7 +86,11 @@ export function encodePostings(postings: readonly Posting[], previousId = 0): Ui
 }
 
 /** A reader of the varints in `bytes`, front to back. */
-function varintReader(bytes: Uint8Array): { read: () => number; done: () => boolean } {
+function varintReader(bytes: Uint8Array): {
+  read: () => number;
+  done: () => boolean;
+  take: (n: number) => Uint8Array;
+} {
   let i = 0;
   return {
     read: () => {
@@ -97,6 +105,11 @@ function varintReader(bytes: Uint8Array): { read: () => number; done: () => bool
       }
     },
     done: () => i >= bytes.length,
+    take: (n: number) => {
+      if (i + n > bytes.length) throw new RangeError('postings: truncated');
+      i += n;
+      return bytes.subarray(i - n, i);
+    },
   };
 }
 
@@ -131,4 +144,56 @@ export function decodePostings(bytes: Uint8Array, previousId = 0): Posting[] {
     out.push({ id: last, positions });
   }
   return out;
+}
+
+/**
+ * One message's indexed text as bytes (a recent-segment row, postings-index.ts): its length in tokens, then
+ * each term (UTF-8, its byte length first) with its positions as deltas, all varints.
+ */
+export function encodeIndexed(indexed: IndexedText): Uint8Array {
+  const w = new VarintWriter();
+  const utf8 = new TextEncoder();
+  w.write(indexed.length);
+  w.write(indexed.terms.size);
+  const parts: Uint8Array[] = [];
+  for (const [term, positions] of indexed.terms) {
+    const bytes = utf8.encode(term);
+    w.write(bytes.length);
+    parts.push(w.result(), bytes);
+    w.reset();
+    w.write(positions.length);
+    let at = 0;
+    for (const [k, p] of positions.entries()) {
+      if (k > 0 && p <= at) throw new RangeError(`postings: position ${p} does not follow ${at}`);
+      w.write(p - at);
+      at = p;
+    }
+  }
+  parts.push(w.result());
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let n = 0;
+  for (const p of parts) {
+    out.set(p, n);
+    n += p.length;
+  }
+  return out;
+}
+
+/** Decode what encodeIndexed wrote; damaged bytes are refused. */
+export function decodeIndexed(bytes: Uint8Array): IndexedText {
+  const { read, done, take } = varintReader(bytes);
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  const length = read();
+  const count = read();
+  const terms = new Map<string, number[]>();
+  for (let t = 0; t < count; t++) {
+    const term = utf8.decode(take(read()));
+    const n = read();
+    const positions: number[] = [];
+    let at = 0;
+    for (let k = 0; k < n; k++) positions.push((at += read()));
+    terms.set(term, positions);
+  }
+  if (!done()) throw new RangeError('postings: trailing bytes');
+  return { terms, length };
 }

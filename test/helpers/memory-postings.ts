@@ -4,18 +4,24 @@
  * and nothing more.
  */
 import type { PostingsBlock } from '../../src/search/postings-block.js';
+import { decodeIndexed, encodeIndexed } from '../../src/search/postings.js';
 import type { BlockChange, PostingsStorage, RecentMessage, Totals } from '../../src/search/postings-index.js';
 import type { BlockEntry } from '../../src/search/rank-postings.js';
 
 export class MemoryPostingsStorage implements PostingsStorage {
   /** term -> first id -> block */
   readonly blocks = new Map<string, Map<number, PostingsBlock>>();
+  /**
+   * The recent segment: each message goes through its stored form (encodeIndexed) once, on append; what a
+   * search reads is the decoded message (an engine would cache it the same way rather than decode the segment
+   * for every query).
+   */
   readonly recentMessages = new Map<number, RecentMessage>();
   private merged: Totals = { messages: 0, tokens: 0 };
 
   /** What an append writes in the message's own transaction. */
   append(message: RecentMessage): void {
-    this.recentMessages.set(message.id, message);
+    this.recentMessages.set(message.id, { id: message.id, indexed: decodeIndexed(encodeIndexed(message.indexed)) });
   }
 
   private all(term: string): PostingsBlock[] {

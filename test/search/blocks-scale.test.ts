@@ -109,5 +109,5 @@ describe('search over postings blocks at 20,000 messages in many scripts', () =>
     } finally {
       tables.close();
     }
-  });
+  }, 120_000);
 });

@@ -115,5 +115,6 @@ describe('an index of merged blocks and a recent segment', () => {
         fts5.close();
       }
     },
+    60_000,
   );
 });

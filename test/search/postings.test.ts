@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import {
   type Posting,
   decodePostings,
+  decodeIndexed,
   decodeVarints,
+  encodeIndexed,
   encodePostings,
   encodeVarints,
   indexText,
@@ -155,5 +157,25 @@ describe('postings encoding', () => {
     ).toThrow(RangeError);
     expect(() => encodePostings([{ id: 4, positions: [2, 2] }])).toThrow(RangeError);
     expect(() => decodePostings(Uint8Array.of(0x85))).toThrow(RangeError);
+  });
+});
+
+describe("a message's indexed text as bytes (a recent-segment row)", () => {
+  it('gives back every term, its positions and the length, for text in any script and both indexes', () => {
+    for (const mode of ['words', 'substrings'] as const)
+      for (const text of [...multilingualTexts(500, 12), '', '   ', 'a'.repeat(5_000)]) {
+        const indexed = indexText(text, mode);
+        const back = decodeIndexed(encodeIndexed(indexed));
+        expect(back.length).toBe(indexed.length);
+        expect([...back.terms]).toEqual([...indexed.terms]);
+      }
+  });
+
+  it('refuses truncated, padded and non-UTF-8 bytes', () => {
+    const bytes = encodeIndexed(indexText('привет мир привет', 'words'));
+    expect(() => decodeIndexed(bytes.subarray(0, bytes.length - 1))).toThrow(RangeError);
+    expect(() => decodeIndexed(Uint8Array.of(...bytes, 0))).toThrow(RangeError);
+    // length 1, one term of 1 byte (0xff is not UTF-8), one position
+    expect(() => decodeIndexed(Uint8Array.of(1, 1, 1, 0xff, 1, 0))).toThrow(TypeError);
   });
 });

@@ -90,7 +90,7 @@ describe('relevance over postings blocks answers as FTS5', () => {
     fts5.transaction(() => {
       for (const [i, text] of TEXTS.entries()) insert.run(i + 1, text);
     })();
-  });
+  }, 60_000);
   afterAll(() => fts5?.close());
 
   const oracle = (match: string, limit: number) =>
@@ -101,52 +101,60 @@ describe('relevance over postings blocks answers as FTS5', () => {
   it.each([
     ['tiny blocks (64 bytes)', 64],
     ['stored blocks', BLOCK_BYTES],
-  ])('%s: same ids, order and scores for every query class, pages of 20 and 100', async (_, blockBytes) => {
-    const reader = memoryReader(TEXTS, blockBytes);
-    let compared = 0;
-    let nonEmpty = 0;
-    for (const query of queries()) {
-      const plan = planSearch(query);
-      if (plan.path !== 'words') continue;
-      const match = sanitizeFts5Query(query);
-      for (const limit of [20, 100]) {
-        const expected = oracle(match, limit);
-        const got = await rankPostings(match, reader, limit);
-        expect(got.ids, `${query} (limit ${limit})`).toEqual(expected.map((r) => r.id));
-        for (const [i, r] of expected.entries()) expect(got.scores[i]).toBeCloseTo(r.score, 9);
-        compared++;
-        if (expected.length > 0) nonEmpty++;
+  ])(
+    '%s: same ids, order and scores for every query class, pages of 20 and 100',
+    async (_, blockBytes) => {
+      const reader = memoryReader(TEXTS, blockBytes);
+      let compared = 0;
+      let nonEmpty = 0;
+      for (const query of queries()) {
+        const plan = planSearch(query);
+        if (plan.path !== 'words') continue;
+        const match = sanitizeFts5Query(query);
+        for (const limit of [20, 100]) {
+          const expected = oracle(match, limit);
+          const got = await rankPostings(match, reader, limit);
+          expect(got.ids, `${query} (limit ${limit})`).toEqual(expected.map((r) => r.id));
+          for (const [i, r] of expected.entries()) expect(got.scores[i]).toBeCloseTo(r.score, 9);
+          compared++;
+          if (expected.length > 0) nonEmpty++;
+        }
       }
-    }
-    expect(compared).toBeGreaterThan(500);
-    expect(nonEmpty).toBeGreaterThan(400);
-  });
+      expect(compared).toBeGreaterThan(500);
+      expect(nonEmpty).toBeGreaterThan(400);
+    },
+    60_000,
+  );
 
   it.each([
     ['a third of the messages refused', 'rowid % 3 != 0', (id: number) => id % 3 !== 0],
     ['one message in 50 accepted', 'rowid % 50 = 0', (id: number) => id % 50 === 0],
-  ])('with a filter (%s): the best accepted messages, as FTS5 with the same condition', async (_, where, keep) => {
-    const reader = memoryReader(TEXTS, 64);
-    let asked = 0;
-    const accept = async (ids: number[]) => {
-      asked += ids.length;
-      return new Set(ids.filter(keep));
-    };
-    let nonEmpty = 0;
-    for (const query of queries().filter((_, i) => i % 3 === 0)) {
-      const plan = planSearch(query);
-      if (plan.path !== 'words') continue;
-      const match = sanitizeFts5Query(query);
-      const expected = fts5
-        .prepare(`SELECT rowid AS id FROM t WHERE t MATCH ? AND ${where} ORDER BY bm25(t), rowid LIMIT 20`)
-        .all(match) as { id: number }[];
-      const got = await rankPostings(match, reader, 20, 'words', { accept });
-      expect(got.ids, query).toEqual(expected.map((r) => r.id));
-      if (expected.length > 0) nonEmpty++;
-    }
-    expect(nonEmpty).toBeGreaterThan(50);
-    expect(asked).toBeGreaterThan(0);
-  });
+  ])(
+    'with a filter (%s): the best accepted messages, as FTS5 with the same condition',
+    async (_, where, keep) => {
+      const reader = memoryReader(TEXTS, 64);
+      let asked = 0;
+      const accept = async (ids: number[]) => {
+        asked += ids.length;
+        return new Set(ids.filter(keep));
+      };
+      let nonEmpty = 0;
+      for (const query of queries().filter((_, i) => i % 3 === 0)) {
+        const plan = planSearch(query);
+        if (plan.path !== 'words') continue;
+        const match = sanitizeFts5Query(query);
+        const expected = fts5
+          .prepare(`SELECT rowid AS id FROM t WHERE t MATCH ? AND ${where} ORDER BY bm25(t), rowid LIMIT 20`)
+          .all(match) as { id: number }[];
+        const got = await rankPostings(match, reader, 20, 'words', { accept });
+        expect(got.ids, query).toEqual(expected.map((r) => r.id));
+        if (expected.length > 0) nonEmpty++;
+      }
+      expect(nonEmpty).toBeGreaterThan(50);
+      expect(asked).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 
   it('ranks every match when asked for all of them (what an order by time starts from)', async () => {
     const reader = memoryReader(TEXTS, 64);
@@ -159,7 +167,7 @@ describe('relevance over postings blocks answers as FTS5', () => {
       const got = await rankPostings(match, reader, Number.POSITIVE_INFINITY);
       expect(got.ids, query).toEqual(expected.map((r) => r.id));
     }
-  });
+  }, 60_000);
 
   it('a common word reads a fraction of its blocks: the bounds stop the reading', async () => {
     const reader = memoryReader(TEXTS, 64);
@@ -167,53 +175,57 @@ describe('relevance over postings blocks answers as FTS5', () => {
     expect(got.blocksListed).toBeGreaterThan(50);
     expect(got.blocksRead).toBeLessThan(got.blocksListed / 2);
     expect(got.ids).toEqual(oracle('docker', 20).map((r) => r.id));
-  });
+  }, 60_000);
 
   it.each([
     ['tiny blocks (64 bytes)', 64],
     ['stored blocks', BLOCK_BYTES],
-  ])('substrings, %s: the trigram index ranks CJK and other substrings as FTS5 does', async (_, blockBytes) => {
-    const trigram = new Database(':memory:');
-    try {
-      trigram.exec(`CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')`);
-      const insert = trigram.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
-      trigram.transaction(() => {
-        for (const [i, text] of TEXTS.entries()) insert.run(i + 1, text);
-      })();
-      const reader = memoryReader(TEXTS, blockBytes, 'substrings');
-      const random = rng(7);
-      const runs = TEXTS.flatMap(
-        (t) => t.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{3,}/gu) ?? [],
-      );
-      const queries = new Set<string>();
-      for (let i = 0; i < 60; i++) {
-        const run = [...runs[Math.floor(random() * runs.length)]!];
-        const n = 3 + Math.floor(random() * Math.min(4, run.length - 2));
-        const at = Math.floor(random() * (run.length - n + 1));
-        queries.add(run.slice(at, at + n).join(''));
-      }
-      const singles = [...queries];
-      const list = [...singles];
-      for (let i = 0; i + 1 < singles.length; i += 2)
-        list.push(`${singles[i]} OR ${singles[i + 1]}`, `${singles[i]} ${singles[i + 1]}`);
-      list.push('服务器 OR docker', '数据库迁移 NOT 服务器');
-      let nonEmpty = 0;
-      for (const query of list) {
-        const route = routeCjk(sanitizeFts5Query(query));
-        if (route.path !== 'trigram') continue;
-        for (const limit of [20, 100]) {
-          const expected = trigram
-            .prepare('SELECT rowid AS id, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY score, rowid LIMIT ?')
-            .all(route.query, limit) as { id: number; score: number }[];
-          const got = await rankPostings(route.query, reader, limit, 'substrings');
-          expect(got.ids, `${query} (limit ${limit})`).toEqual(expected.map((r) => r.id));
-          for (const [i, r] of expected.entries()) expect(got.scores[i]).toBeCloseTo(r.score, 9);
-          if (expected.length > 0) nonEmpty++;
+  ])(
+    'substrings, %s: the trigram index ranks CJK and other substrings as FTS5 does',
+    async (_, blockBytes) => {
+      const trigram = new Database(':memory:');
+      try {
+        trigram.exec(`CREATE VIRTUAL TABLE t USING fts5(content, tokenize='trigram')`);
+        const insert = trigram.prepare('INSERT INTO t(rowid, content) VALUES (?, ?)');
+        trigram.transaction(() => {
+          for (const [i, text] of TEXTS.entries()) insert.run(i + 1, text);
+        })();
+        const reader = memoryReader(TEXTS, blockBytes, 'substrings');
+        const random = rng(7);
+        const runs = TEXTS.flatMap(
+          (t) => t.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]{3,}/gu) ?? [],
+        );
+        const queries = new Set<string>();
+        for (let i = 0; i < 60; i++) {
+          const run = [...runs[Math.floor(random() * runs.length)]!];
+          const n = 3 + Math.floor(random() * Math.min(4, run.length - 2));
+          const at = Math.floor(random() * (run.length - n + 1));
+          queries.add(run.slice(at, at + n).join(''));
         }
+        const singles = [...queries];
+        const list = [...singles];
+        for (let i = 0; i + 1 < singles.length; i += 2)
+          list.push(`${singles[i]} OR ${singles[i + 1]}`, `${singles[i]} ${singles[i + 1]}`);
+        list.push('服务器 OR docker', '数据库迁移 NOT 服务器');
+        let nonEmpty = 0;
+        for (const query of list) {
+          const route = routeCjk(sanitizeFts5Query(query));
+          if (route.path !== 'trigram') continue;
+          for (const limit of [20, 100]) {
+            const expected = trigram
+              .prepare('SELECT rowid AS id, bm25(t) AS score FROM t WHERE t MATCH ? ORDER BY score, rowid LIMIT ?')
+              .all(route.query, limit) as { id: number; score: number }[];
+            const got = await rankPostings(route.query, reader, limit, 'substrings');
+            expect(got.ids, `${query} (limit ${limit})`).toEqual(expected.map((r) => r.id));
+            for (const [i, r] of expected.entries()) expect(got.scores[i]).toBeCloseTo(r.score, 9);
+            if (expected.length > 0) nonEmpty++;
+          }
+        }
+        expect(nonEmpty).toBeGreaterThan(100);
+      } finally {
+        trigram.close();
       }
-      expect(nonEmpty).toBeGreaterThan(100);
-    } finally {
-      trigram.close();
-    }
-  });
+    },
+    60_000,
+  );
 });
