@@ -106,11 +106,15 @@ function pgliteTemplate(name: string, options: OpenStoreOptions): Promise<string
     const prefix = `${name}-`;
     built = buildOnce('pglite', `${prefix}${hash}`, async (partial) => {
       await (await openStore(`pglite:${partial}`, options)).close();
-      // Copies made before src or drizzle last changed are never read again: 40 MB each.
+      // Copies made before src or drizzle last changed are never read again: 40 MB each. Only those an hour
+      // old go: a run that started before an edit to src may still be copying the one it hashed.
       const dir = path.dirname(partial);
-      for (const entry of fs.readdirSync(dir))
+      for (const entry of fs.readdirSync(dir)) {
+        const full = path.join(dir, entry);
         if (entry.startsWith(prefix) && !entry.startsWith(`${prefix}${hash}`) && !entry.endsWith('.lock'))
-          fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+          if (Date.now() - (fs.statSync(full, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 3_600_000)
+            fs.rmSync(full, { recursive: true, force: true });
+      }
     });
     pgliteTemplates.set(name, built);
   }
