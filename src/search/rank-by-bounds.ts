@@ -16,7 +16,7 @@ import {
   lowerBound,
   possible,
   readBlocks,
-  score,
+  Scorer,
 } from './rank-shared.js';
 
 /**
@@ -84,7 +84,7 @@ export async function byBounds(
 
   const top = new TopK(limit, accept);
   const freq = new Float64Array(q.phrases.length);
-  const counted: number[] = [];
+  const scorer = new Scorer(q, weights);
   let blocksRead = 0;
   let batchSize = FIRST_READ;
   const canReach = (s: Stretch) => !top.full || s.bound >= top.threshold * (1 - BOUND_SLACK) - BOUND_SLACK;
@@ -119,7 +119,8 @@ export async function byBounds(
           for (let j = 0; j < termOf.length; j++) if (termOf[j] === r.b.termIndex) freq[j] = f;
           r.at++;
         }
-      score(q, freq, counted, id, length, weights, top);
+      const s = scorer.score(freq, length);
+      if (s !== null) top.add(id, s);
     }
     if (top.wantsSettle) await top.settle();
   }

@@ -2,10 +2,19 @@
  * Ranking every match (rank-postings.ts), for phrases of several words and prefixes: their IDFs count the
  * messages they occur in, which only their whole lists tell, so every block is read and every match scored.
  */
-import { bm25Score, bm25Weights } from './bm25.js';
+import { bm25Weights } from './bm25.js';
 import type { CompiledQuery } from './fts5-match.js';
 import type { PostingsReader, RankedPostings } from './rank-postings.js';
-import { type Accept, type Block, type Totals, lowerBound, matches, readBlocks, withPositions } from './rank-shared.js';
+import {
+  type Accept,
+  type Block,
+  type Totals,
+  Scorer,
+  TopK,
+  lowerBound,
+  readBlocks,
+  withPositions,
+} from './rank-shared.js';
 
 /** A cursor over a term's whole list (its blocks one after the other), moved forward only. */
 class TermCursor {
@@ -65,6 +74,15 @@ function intersect(a: Float64Array, b: Float64Array): Float64Array {
   const out = new Float64Array(short.length);
   let k = 0;
   let from = 0;
+  if (long.length <= 8 * short.length) {
+    // Lists of like sizes: one walk along both.
+    for (const id of short) {
+      while (from < long.length && long[from]! < id) from++;
+      if (from >= long.length) break;
+      if (long[from] === id) out[k++] = id;
+    }
+    return out.subarray(0, k);
+  }
   for (const id of short) {
     from = lowerBound(long, id, from);
     if (from >= long.length) break;
@@ -134,29 +152,38 @@ export async function everyMatch(
   // Phrases of two or more words: positions, in the messages holding all of their words.
   for (const [j, p] of q.phrases.entries()) {
     if (p.tokens.length < 2) continue;
-    const cursors = slots[j]!.map((slot) => slot.map((t) => new TermCursor(blocksOfTerm[t]!)));
+    const counter = new PhraseCounter(slots[j]!.map((slot) => slot.map((t) => new TermCursor(blocksOfTerm[t]!))));
     let at = 0;
     for (const id of candidatesOf[j]!) {
       while (every[at]! < id) at++;
-      freq[j]![at] = phraseCount(id, cursors);
+      freq[j]![at] = counter.count(id);
     }
   }
 
   const hits = freq.map((f) => f.reduce((h, x) => (x > 0 ? h + 1 : h), 0));
   const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });
+  const scorer = new Scorer(q, weights);
   const here = new Float64Array(nPhrase);
-  const counted: number[] = [];
-  const counts = new Array<number>(nPhrase);
+  const scoreAt = (m: number): number | null => {
+    for (let j = 0; j < nPhrase; j++) here[j] = freq[j]![m]!;
+    return scorer.score(here, lengths[m]!);
+  };
+  if (accept === null && Number.isFinite(limit)) {
+    // A page: kept best first as the matches go by, without sorting them all.
+    const top = new TopK(limit);
+    for (let m = 0; m < n; m++) {
+      const score = scoreAt(m);
+      if (score !== null) top.add(every[m]!, score);
+    }
+    return { ids: top.ids, scores: top.scores, blocksRead };
+  }
   const matchIds: number[] = [];
   const matchScores: number[] = [];
   for (let m = 0; m < n; m++) {
-    for (let j = 0; j < nPhrase; j++) here[j] = freq[j]![m]!;
-    counted.length = 0;
-    if (!matches(q.tree, here, counted)) continue;
-    counts.fill(0);
-    for (const j of counted) counts[j] = here[j]!;
+    const score = scoreAt(m);
+    if (score === null) continue;
     matchIds.push(every[m]!);
-    matchScores.push(bm25Score(counts, lengths[m]!, weights));
+    matchScores.push(score);
   }
   // Best first; the filter is asked about the best ones a chunk at a time until the page is full.
   const order = matchIds.map((_, k) => k);
@@ -179,41 +206,75 @@ export async function everyMatch(
   return { ids, scores, blocksRead };
 }
 
-/** How often a phrase occurs in message `id`: its words at consecutive positions (a slot: the terms of a word). */
-function phraseCount(id: number, slots: TermCursor[][]): number {
-  const lists: ArrayLike<number>[] = [];
-  for (const cursors of slots) {
-    const parts: Uint32Array[] = [];
+/**
+ * How often a phrase occurs in a message: its words at consecutive positions (a slot: the terms a word stands
+ * for, several for a prefix). Ids asked for ascend. Each word's positions are read in place from its block.
+ */
+class PhraseCounter {
+  private readonly lists: ArrayLike<number>[];
+  private readonly from: Int32Array;
+  private readonly to: Int32Array;
+  private readonly at: Int32Array;
+
+  constructor(private readonly slots: TermCursor[][]) {
+    this.lists = slots.map(() => []);
+    this.from = new Int32Array(slots.length);
+    this.to = new Int32Array(slots.length);
+    this.at = new Int32Array(slots.length);
+  }
+
+  /** Point slot k at its positions in message `id`; false when none of its terms is there. */
+  private place(k: number, id: number): boolean {
+    const cursors = this.slots[k]!;
+    if (cursors.length === 1) {
+      const found = cursors[0]!.seek(id);
+      if (found === null) return false;
+      const b = withPositions(found.block);
+      this.lists[k] = b.positions!;
+      this.from[k] = b.starts![found.at]!;
+      this.to[k] = b.starts![found.at + 1]!;
+      return true;
+    }
+    const merged: number[] = [];
     for (const c of cursors) {
       const found = c.seek(id);
       if (found === null) continue;
       const b = withPositions(found.block);
-      parts.push(b.positions!.subarray(b.starts![found.at]!, b.starts![found.at + 1]!));
+      for (let x = b.starts![found.at]!; x < b.starts![found.at + 1]!; x++) merged.push(b.positions![x]!);
     }
-    if (parts.length === 0) return 0;
-    if (parts.length === 1) lists.push(parts[0]!);
-    else lists.push(Array.from(parts.flatMap((x) => Array.from(x))).sort((a, b) => a - b));
+    if (merged.length === 0) return false;
+    merged.sort((a, b) => a - b);
+    this.lists[k] = merged;
+    this.from[k] = 0;
+    this.to[k] = merged.length;
+    return true;
   }
-  // Walk the first word's positions; each later word's list is walked forward alongside.
-  const at = new Array<number>(lists.length).fill(0);
-  let count = 0;
-  const first = lists[0]!;
-  for (let x = 0; x < first.length; x++) {
-    const start = first[x]!;
-    let all = true;
-    for (let k = 1; k < lists.length; k++) {
-      const list = lists[k]!;
-      const want = start + k;
-      let y = at[k]!;
-      while (y < list.length && list[y]! < want) y++;
-      at[k] = y;
-      if (y >= list.length) return count;
-      if (list[y] !== want) {
-        all = false;
-        break;
+
+  count(id: number): number {
+    const n = this.slots.length;
+    // A cursor left behind here catches up on its next seek (they only go forward).
+    for (let k = 0; k < n; k++) if (!this.place(k, id)) return 0;
+    for (let k = 1; k < n; k++) this.at[k] = this.from[k]!;
+    const first = this.lists[0]!;
+    let count = 0;
+    for (let x = this.from[0]!; x < this.to[0]!; x++) {
+      const start = first[x]!;
+      let matched = true;
+      for (let k = 1; k < n; k++) {
+        const list = this.lists[k]!;
+        const want = start + k;
+        let y = this.at[k]!;
+        const end = this.to[k]!;
+        while (y < end && list[y]! < want) y++;
+        this.at[k] = y;
+        if (y >= end) return count;
+        if (list[y] !== want) {
+          matched = false;
+          break;
+        }
       }
+      if (matched) count++;
     }
-    if (all) count++;
+    return count;
   }
-  return count;
 }

@@ -196,18 +196,65 @@ export function withPositions(b: Block): DecodedBlock {
   return b.decoded;
 }
 
-export function score(
-  q: CompiledQuery,
-  freq: Float64Array,
-  counted: number[],
-  id: number,
-  length: number,
-  weights: { idf: number[]; avgdl: number },
-  top: TopK,
-): void {
-  counted.length = 0;
-  if (!matches(q.tree, freq, counted)) return;
-  const f = new Array<number>(q.phrases.length).fill(0);
-  for (const j of counted) f[j] = freq[j]!;
-  top.add(id, bm25Score(f, length, weights));
+/**
+ * matches() for a query of at most 31 phrases, without an array: -1 when the query does not match, else the
+ * phrases that count as bits (bit j: phrase j).
+ */
+export function countedMask(node: Node, freq: Float64Array): number {
+  switch (node.kind) {
+    case 'phrase':
+      return node.phrase.tokens.length > 0 && freq[node.phrase.index]! > 0 ? 1 << node.phrase.index : -1;
+    case 'and': {
+      let mask = 0;
+      for (const child of node.children) {
+        const m = countedMask(child, freq);
+        if (m < 0) return -1;
+        mask |= m;
+      }
+      return mask;
+    }
+    case 'or': {
+      let mask = -1;
+      for (const child of node.children) {
+        const m = countedMask(child, freq);
+        if (m >= 0) mask = mask < 0 ? m : mask | m;
+      }
+      return mask;
+    }
+    case 'not': {
+      const left = countedMask(node.left, freq);
+      return left >= 0 && countedMask(node.right, freq) < 0 ? left : -1;
+    }
+  }
+}
+
+/** Scores a message into `top` when the query matches it: bm25 over the phrases FTS5 counts for it. */
+export class Scorer {
+  private readonly counts: number[];
+  private readonly counted: number[] = [];
+  private readonly masks: boolean;
+
+  constructor(
+    private readonly q: CompiledQuery,
+    private readonly weights: { idf: number[]; avgdl: number },
+  ) {
+    this.counts = new Array<number>(q.phrases.length).fill(0);
+    this.masks = q.phrases.length <= 31;
+  }
+
+  /** bm25 of a message with phrase frequencies `freq`, or null when the query does not match it. */
+  score(freq: Float64Array, length: number): number | null {
+    const counts = this.counts;
+    counts.fill(0);
+    if (this.masks) {
+      const mask = countedMask(this.q.tree, freq);
+      if (mask < 0) return null;
+      for (let j = 0; j < counts.length; j++) if (mask & (1 << j)) counts[j] = freq[j]!;
+    } else {
+      this.counted.length = 0;
+      if (!matches(this.q.tree, freq, this.counted)) return null;
+      for (const j of this.counted) counts[j] = freq[j]!;
+    }
+    return bm25Score(counts, length, this.weights);
+  }
 }

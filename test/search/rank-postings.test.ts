@@ -169,6 +169,22 @@ describe('relevance over postings blocks answers as FTS5', () => {
     }
   }, 60_000);
 
+  it('ranks a query of more phrases than fit a bit mask (40 words OR-ed, 40 under NOT and AND) as FTS5', async () => {
+    const reader = memoryReader(TEXTS, 64);
+    const words = [...Object.values(SCRIPT_WORDS).flat(), ...EN].slice(0, 40);
+    for (const query of [
+      words.join(' OR '),
+      `(${words.slice(0, 20).join(' OR ')}) NOT (${words.slice(20).join(' OR ')})`,
+      `"${words[0]}*" (${words.slice(1, 36).join(' OR ')})`,
+    ]) {
+      const match = sanitizeFts5Query(query);
+      const expected = oracle(match, 50);
+      expect(expected.length, query).toBeGreaterThan(0);
+      const got = await rankPostings(match, reader, 50);
+      expect(got.ids, query).toEqual(expected.map((r) => r.id));
+    }
+  }, 60_000);
+
   it('a common word reads a fraction of its blocks: the bounds stop the reading', async () => {
     const reader = memoryReader(TEXTS, 64);
     const got = await rankPostings('docker', reader, 20);
