@@ -191,7 +191,10 @@ export function decodeIndexed(bytes: Uint8Array): IndexedText {
     const n = read();
     const positions: number[] = [];
     let at = 0;
-    for (let k = 0; k < n; k++) positions.push((at += read()));
+    for (let k = 0; k < n; k++) {
+      at += read();
+      positions.push(at);
+    }
     terms.set(term, positions);
   }
   if (!done()) throw new RangeError('postings: trailing bytes');
