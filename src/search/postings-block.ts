@@ -9,7 +9,7 @@
  * best score any message of the block can reach is the best over these pairs, whatever the corpus' totals are
  * at query time. A search ranks blocks by that bound and stops reading once no block left can reach its page.
  */
-import type { Posting } from './postings.js';
+import { type Posting, VarintWriter } from './postings.js';
 
 /** One stored block of a term's postings, as an engine writes and reads it. */
 export interface PostingsBlock {
@@ -44,30 +44,6 @@ export const BLOCK_BYTES = 4096;
 /** A bound keeps at most this many pairs; beyond, neighbours merge into a looser pair. */
 const BOUND_POINTS = 8;
 
-class Writer {
-  bytes = new Uint8Array(256);
-  length = 0;
-
-  varint(value: number): void {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`postings: ${value} is not a varint`);
-    if (this.length + 8 > this.bytes.length) {
-      const grown = new Uint8Array(this.bytes.length * 2);
-      grown.set(this.bytes.subarray(0, this.length));
-      this.bytes = grown;
-    }
-    let v = value;
-    while (v >= 0x80) {
-      this.bytes[this.length++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
-    }
-    this.bytes[this.length++] = v;
-  }
-
-  result(): Uint8Array {
-    return this.bytes.slice(0, this.length);
-  }
-}
-
 /** The pairs of `points` that no other pair beats on both counts, loosened to at most BOUND_POINTS pairs. */
 export function boundOf(points: readonly BoundPoint[]): BoundPoint[] {
   const sorted = [...points].sort((a, b) => b.frequency - a.frequency || a.length - b.length);
@@ -85,10 +61,10 @@ export function boundOf(points: readonly BoundPoint[]): BoundPoint[] {
 }
 
 export function encodeBound(points: readonly BoundPoint[]): Uint8Array {
-  const w = new Writer();
+  const w = new VarintWriter();
   for (const p of points) {
-    w.varint(p.frequency);
-    w.varint(p.length);
+    w.write(p.frequency);
+    w.write(p.length);
   }
   return w.result();
 }
@@ -131,31 +107,31 @@ export function encodeBlock(
   lengthOf: (id: number) => number,
 ): PostingsBlock {
   if (postings.length === 0) throw new RangeError('postings: an empty block');
-  const w = new Writer();
-  w.varint(postings.length);
+  const w = new VarintWriter();
+  w.write(postings.length);
   const firstId = postings[0]!.id;
   let last = firstId;
   for (let i = 1; i < postings.length; i++) {
     const id = postings[i]!.id;
     if (id <= last) throw new RangeError(`postings: id ${id} does not follow ${last}`);
-    w.varint(id - last);
+    w.write(id - last);
     last = id;
   }
   for (const p of postings) {
     if (p.positions.length === 0) throw new RangeError(`postings: message ${p.id} has no position`);
-    w.varint(p.positions.length);
+    w.write(p.positions.length);
   }
   const points: BoundPoint[] = [];
   for (const p of postings) {
     const length = lengthOf(p.id);
-    w.varint(length);
+    w.write(length);
     points.push({ frequency: p.positions.length, length });
   }
   for (const p of postings) {
     let at = 0;
     for (const [k, position] of p.positions.entries()) {
       if (k > 0 && position <= at) throw new RangeError(`postings: position ${position} does not follow ${at}`);
-      w.varint(k === 0 ? position : position - at);
+      w.write(k === 0 ? position : position - at);
       at = position;
     }
   }

@@ -14,17 +14,12 @@
 import type { IndexedText, Posting } from './postings.js';
 import type { PostingsBlock } from './postings-block.js';
 import { mergeTerm } from './postings-merge.js';
-import type { BlockEntry, PostingsReader } from './rank-postings.js';
+import type { BlockEntry, PostingsReader, Totals } from './rank-postings.js';
 
 /** A message in the recent segment: its terms with their positions, and its length in tokens. */
 export interface RecentMessage {
   id: number;
   indexed: IndexedText;
-}
-
-export interface Totals {
-  messages: number;
-  tokens: number;
 }
 
 /** One term's change: blocks to delete (by first id) and blocks to write. */

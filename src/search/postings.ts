@@ -37,8 +37,8 @@ export interface Posting {
   positions: number[];
 }
 
-/** Grows a byte buffer of varints. */
-class VarintWriter {
+/** Grows a byte buffer of varints (unsigned LEB128). */
+export class VarintWriter {
   private bytes = new Uint8Array(64);
   length = 0;
 

@@ -4,13 +4,11 @@
  * read best first until none left can reach the page.
  */
 import { B, K1, bm25Weights } from './bm25.js';
-import type { CompiledQuery } from './fts5-match.js';
 import type { BoundPoint } from './postings-block.js';
-import type { PostingsReader, RankedPostings } from './rank-postings.js';
+import type { RankedPostings } from './rank-postings.js';
 import {
-  type Accept,
   type Block,
-  type Totals,
+  type RankInput,
   TopK,
   countable,
   lowerBound,
@@ -35,15 +33,8 @@ interface Stretch {
   bound: number;
 }
 
-export async function byBounds(
-  q: CompiledQuery,
-  slots: number[][][],
-  blocksOfTerm: Block[][],
-  reader: PostingsReader,
-  totals: Totals,
-  limit: number,
-  accept: Accept,
-): Promise<Omit<RankedPostings, 'blocksListed'>> {
+export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed'>> {
+  const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
   const termOf = slots.map((s) => s[0]?.[0] ?? -1);
   const hits = termOf.map((t) => (t < 0 ? 0 : blocksOfTerm[t]!.reduce((n, b) => n + b.count, 0)));
   const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });

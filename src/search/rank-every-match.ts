@@ -3,18 +3,8 @@
  * messages they occur in, which only their whole lists tell, so every block is read and every match scored.
  */
 import { bm25Weights } from './bm25.js';
-import type { CompiledQuery } from './fts5-match.js';
-import type { PostingsReader, RankedPostings } from './rank-postings.js';
-import {
-  type Accept,
-  type Block,
-  type Totals,
-  Scorer,
-  TopK,
-  lowerBound,
-  readBlocks,
-  withPositions,
-} from './rank-shared.js';
+import type { RankedPostings } from './rank-postings.js';
+import { type Block, type RankInput, Scorer, TopK, lowerBound, readBlocks, withPositions } from './rank-shared.js';
 
 /** A cursor over a term's whole list (its blocks one after the other), moved forward only. */
 class TermCursor {
@@ -91,15 +81,8 @@ function intersect(a: Float64Array, b: Float64Array): Float64Array {
   return out.subarray(0, k);
 }
 
-export async function everyMatch(
-  q: CompiledQuery,
-  slots: number[][][],
-  blocksOfTerm: Block[][],
-  reader: PostingsReader,
-  totals: Totals,
-  limit: number,
-  accept: Accept,
-): Promise<Omit<RankedPostings, 'blocksListed'>> {
+export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed'>> {
+  const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
   const blocksRead = await readBlocks(reader, blocksOfTerm.flat());
 
   // The messages to look at: those in which some phrase can occur (all of its words are there).

@@ -29,6 +29,12 @@ export interface BlockEntry {
   bound: Uint8Array;
 }
 
+/** The corpus totals bm25 needs: messages in the index and their tokens in all. */
+export interface Totals {
+  messages: number;
+  tokens: number;
+}
+
 /** What an engine provides: its blocks, their data, and the corpus totals bm25 needs. */
 export interface PostingsReader {
   /** Every block of the `terms`, and of every term starting with one of the `prefixes`. Any order. */
@@ -36,7 +42,7 @@ export interface PostingsReader {
   /** The data of these blocks, in the same order. */
   read(blocks: readonly BlockEntry[]): Promise<Uint8Array[]>;
   /** Messages in the index and their tokens in all. */
-  totals(): Promise<{ messages: number; tokens: number }>;
+  totals(): Promise<Totals>;
 }
 
 export interface RankOptions {
@@ -111,7 +117,7 @@ export async function rankPostings(
   // Every match is wanted (a page past the bounds' reach): reading every block costs no more than the bounds.
   const ranked =
     wordsOnly && Number.isFinite(limit)
-      ? await byBounds(q, slots, blocksOfTerm, reader, totals, limit, accept)
-      : await everyMatch(q, slots, blocksOfTerm, reader, totals, limit, accept);
+      ? await byBounds({ q, slots, blocksOfTerm, reader, totals, limit, accept })
+      : await everyMatch({ q, slots, blocksOfTerm, reader, totals, limit, accept });
   return { ...ranked, blocksListed };
 }

@@ -5,7 +5,7 @@
 import { bm25Score } from './bm25.js';
 import type { CompiledPhrase, CompiledQuery } from './fts5-match.js';
 import { type BoundPoint, type DecodedBlock, decodeBlock } from './postings-block.js';
-import type { BlockEntry, PostingsReader } from './rank-postings.js';
+import type { BlockEntry, PostingsReader, Totals } from './rank-postings.js';
 
 /** A listed block: its term's number, its bound, and its data once read. */
 export interface Block extends BlockEntry {
@@ -15,10 +15,17 @@ export interface Block extends BlockEntry {
   decoded: DecodedBlock | null;
 }
 
-/** The corpus totals bm25 needs. */
-export interface Totals {
-  messages: number;
-  tokens: number;
+/** What both ways of ranking are given. */
+export interface RankInput {
+  q: CompiledQuery;
+  /** Per phrase, per word: the numbers of the terms it stands for (several for a prefix). */
+  slots: number[][][];
+  /** Per term number: its listed blocks, ascending. */
+  blocksOfTerm: Block[][];
+  reader: PostingsReader;
+  totals: Totals;
+  limit: number;
+  accept: Accept;
 }
 
 /**

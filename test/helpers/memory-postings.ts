@@ -5,8 +5,8 @@
  */
 import type { PostingsBlock } from '../../src/search/postings-block.js';
 import { decodeIndexed, encodeIndexed } from '../../src/search/postings.js';
-import type { BlockChange, PostingsStorage, RecentMessage, Totals } from '../../src/search/postings-index.js';
-import type { BlockEntry } from '../../src/search/rank-postings.js';
+import type { BlockChange, PostingsStorage, RecentMessage } from '../../src/search/postings-index.js';
+import type { BlockEntry, Totals } from '../../src/search/rank-postings.js';
 
 export class MemoryPostingsStorage implements PostingsStorage {
   /** term -> first id -> block */
