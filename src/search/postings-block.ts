@@ -107,7 +107,9 @@ export function encodeBlock(
   lengthOf: (id: number) => number,
 ): PostingsBlock {
   if (postings.length === 0) throw new RangeError('postings: an empty block');
-  const w = new VarintWriter();
+  let positionsCount = 0;
+  for (const p of postings) positionsCount += p.positions.length;
+  const w = new VarintWriter(8 + 4 * postings.length + 2 * positionsCount);
   w.write(postings.length);
   const firstId = postings[0]!.id;
   let last = firstId;
@@ -121,20 +123,27 @@ export function encodeBlock(
     if (p.positions.length === 0) throw new RangeError(`postings: message ${p.id} has no position`);
     w.write(p.positions.length);
   }
-  const points: BoundPoint[] = [];
+  // The shortest message at each frequency: the bound's candidates, without an object per posting.
+  const shortest = new Map<number, number>();
   for (const p of postings) {
     const length = lengthOf(p.id);
     w.write(length);
-    points.push({ frequency: p.positions.length, length });
+    const f = p.positions.length;
+    const known = shortest.get(f);
+    if (known === undefined || length < known) shortest.set(f, length);
   }
   for (const p of postings) {
+    const positions = p.positions;
     let at = 0;
-    for (const [k, position] of p.positions.entries()) {
+    for (let k = 0; k < positions.length; k++) {
+      const position = positions[k]!;
       if (k > 0 && position <= at) throw new RangeError(`postings: position ${position} does not follow ${at}`);
-      w.write(k === 0 ? position : position - at);
+      w.write(position - at);
       at = position;
     }
   }
+  const points: BoundPoint[] = [];
+  for (const [frequency, length] of shortest) points.push({ frequency, length });
   return {
     term,
     firstId,

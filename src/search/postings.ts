@@ -39,8 +39,13 @@ export interface Posting {
 
 /** Grows a byte buffer of varints (unsigned LEB128). */
 export class VarintWriter {
-  private bytes = new Uint8Array(64);
+  private bytes: Uint8Array;
   length = 0;
+
+  /** `capacity`: the bytes expected, so that a writer sized right never grows. */
+  constructor(capacity = 64) {
+    this.bytes = new Uint8Array(Math.max(16, capacity));
+  }
 
   write(value: number): void {
     if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`postings: ${value} is not a varint`);
