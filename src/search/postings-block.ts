@@ -9,7 +9,7 @@
  * best score any message of the block can reach is the best over these pairs, whatever the corpus' totals are
  * at query time. A search ranks blocks by that bound and stops reading once no block left can reach its page.
  */
-import { type Posting, VarintWriter } from './postings.js';
+import { type Posting, VarintWriter, decodeVarints } from './postings.js';
 
 /** One stored block of a term's postings, as an engine writes and reads it. */
 export interface PostingsBlock {
@@ -70,9 +70,10 @@ export function encodeBound(points: readonly BoundPoint[]): Uint8Array {
 }
 
 export function decodeBound(bytes: Uint8Array): BoundPoint[] {
+  const values = decodeVarints(bytes);
+  if (values.length % 2 !== 0) throw new RangeError('postings: truncated bound');
   const out: BoundPoint[] = [];
-  const r = reader(bytes);
-  while (r.at < bytes.length) out.push({ frequency: r.varint(), length: r.varint() });
+  for (let i = 0; i < values.length; i += 2) out.push({ frequency: values[i]!, length: values[i + 1]! });
   return out;
 }
 
@@ -152,24 +153,6 @@ export function encodeBlock(
     bound: encodeBound(boundOf(points)),
     data: w.result(),
   };
-}
-
-function reader(bytes: Uint8Array) {
-  const r = {
-    at: 0,
-    varint(): number {
-      let value = 0;
-      let scale = 1;
-      for (;;) {
-        if (r.at >= bytes.length) throw new RangeError('postings: truncated block');
-        const b = bytes[r.at++]!;
-        value += (b & 0x7f) * scale;
-        if (b < 0x80) return value;
-        scale *= 0x80;
-      }
-    },
-  };
-  return r;
 }
 
 /** Decode a block's data; positions only when `withPositions`. */

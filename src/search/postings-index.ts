@@ -144,22 +144,37 @@ export interface CombinedBlocks {
 
 export const blockKey = (b: { term: string; firstId: number }) => `${b.firstId}\u0000${b.term}`;
 
-/** Which recent messages a query's terms and prefixes see, by term. */
-function wantedPostings(recent: readonly RecentMessage[], terms: readonly string[], prefixes: readonly string[]) {
-  const wanted = (term: string) => terms.includes(term) || prefixes.some((p) => term.startsWith(p));
-  return new Map([...byTerm(recent)].filter(([term]) => wanted(term)));
+/** What a query sees of the recent segment: its terms' postings there, and those messages' lengths. */
+export interface RecentView {
+  postings: Map<string, Posting[]>;
+  lengths: Map<number, number>;
 }
 
-/** The merged blocks a search must read the data of to combine them with recent messages (late commits). */
-export function overlappedBlocks(
-  listed: readonly BlockEntry[],
+/** The recent segment as a query sees it: only its terms and prefixes are grouped, once per query. */
+export function recentView(
   recent: readonly RecentMessage[],
   terms: readonly string[],
   prefixes: readonly string[],
-): BlockEntry[] {
-  const added = wantedPostings(recent, terms, prefixes);
+): RecentView {
+  const exact = new Set(terms);
+  const wanted = (term: string) => exact.has(term) || prefixes.some((p) => term.startsWith(p));
+  const postings = new Map<string, Posting[]>();
+  const lengths = new Map<number, number>();
+  for (const m of [...recent].sort((a, b) => a.id - b.id))
+    for (const [term, positions] of m.indexed.terms) {
+      if (!wanted(term)) continue;
+      lengths.set(m.id, m.indexed.length);
+      const list = postings.get(term);
+      if (list) list.push({ id: m.id, positions });
+      else postings.set(term, [{ id: m.id, positions }]);
+    }
+  return { postings, lengths };
+}
+
+/** The merged blocks a search must read the data of to combine them with recent messages (late commits). */
+export function overlappedBlocks(listed: readonly BlockEntry[], view: RecentView): BlockEntry[] {
   return listed.filter((e) => {
-    const postings = added.get(e.term);
+    const postings = view.postings.get(e.term);
     return postings !== undefined && e.lastId >= postings[0]!.id;
   });
 }
@@ -171,20 +186,16 @@ export function overlappedBlocks(
  */
 export function combine(
   listed: readonly BlockEntry[],
-  recent: readonly RecentMessage[],
-  terms: readonly string[],
-  prefixes: readonly string[],
+  view: RecentView,
   overlapped: readonly PostingsBlock[],
 ): CombinedBlocks {
-  const lengths = new Map(recent.map((m) => [m.id, m.indexed.length]));
-  const added = wantedPostings(recent, terms, prefixes);
   const overlappedOf = groupBlocks(overlapped);
   const replaced = new Set(overlapped.map(blockKey));
   const entries = listed.filter((e) => !replaced.has(blockKey(e)));
   const inMemory = new Map<string, Uint8Array>();
-  for (const [term, postings] of added) {
+  for (const [term, postings] of view.postings) {
     const stored = overlappedOf.get(term) ?? [];
-    const merged = mergeTerm(term, stored, postings, (id) => lengths.get(id)!);
+    const merged = mergeTerm(term, stored, postings, (id) => view.lengths.get(id)!);
     const blocks = [...stored.filter((b) => !merged.remove.includes(b.firstId)), ...merged.write];
     for (const b of blocks) {
       inMemory.set(blockKey(b), b.data);
@@ -229,13 +240,12 @@ export function postingsReader(storage: PostingsStorage): PostingsReader {
   return {
     async blocks(terms, prefixes) {
       const [{ recent }, listed] = await Promise.all([state(), storage.list(terms, prefixes)]);
-      const overlapped = overlappedBlocks(listed, recent, terms, prefixes);
+      const view = recentView(recent, terms, prefixes);
+      const overlapped = overlappedBlocks(listed, view);
       const data = overlapped.length === 0 ? [] : await storage.read(overlapped);
       const combined = combine(
         listed,
-        recent,
-        terms,
-        prefixes,
+        view,
         overlapped.map((e, i) => ({ ...e, data: data[i]! })),
       );
       for (const [k, d] of combined.inMemory) inMemory.set(k, d);
