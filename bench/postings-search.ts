@@ -13,8 +13,9 @@ import Database from 'better-sqlite3';
 import { planSearch } from '../src/repos/search.js';
 import { routeCjk } from '../src/search/cjk.js';
 import { sanitizeFts5Query } from '../src/search/sanitize.js';
-import { type PostingsBlock, encodeBlocks } from '../src/search/postings-block.js';
-import { type Posting, indexText } from '../src/search/postings.js';
+import type { PostingsBlock } from '../src/search/postings-block.js';
+import { PostingsBuilder } from '../src/search/postings-build.js';
+import { indexText } from '../src/search/postings.js';
 import type { QueryMode } from '../src/search/query.js';
 import { type PostingsReader, rankPostings } from '../src/search/rank-postings.js';
 import { hermesSearch } from '../test/helpers/hermes-oracle.js';
@@ -49,56 +50,31 @@ interface BuiltIndex {
   totals: { messages: number; tokens: number };
 }
 
-/** Tokenize Hermes' file into both indexes, each cut into blocks. */
+/** Tokenize Hermes' file into both indexes, each cut into blocks (src/search/postings-build.ts). */
 function build(source: string, notes: string[]): BuiltIndex[] {
   return INDEXES.map(({ mode, table }) => {
     const hermes = new Database(source, { readonly: true });
-    // Per term, flat arrays (ids, counts, positions): the trigram index has 19 million postings.
-    const lists = new Map<string, { ids: number[]; counts: number[]; positions: number[] }>();
-    const lengths = new Map<number, number>();
-    let tokens = 0;
+    const builder = new PostingsBuilder();
     let t = performance.now();
     try {
       const texts = hermes
         .prepare('SELECT id, c0 AS text FROM messages_fts_content ORDER BY id')
         .iterate() as Iterable<{ id: number; text: string | null }>;
-      for (const { id, text } of texts) {
-        const { terms, length } = indexText(text ?? '', mode);
-        lengths.set(id, length);
-        tokens += length;
-        for (const [term, positions] of terms) {
-          let list = lists.get(term);
-          if (!list) {
-            list = { ids: [], counts: [], positions: [] };
-            lists.set(term, list);
-          }
-          list.ids.push(id);
-          list.counts.push(positions.length);
-          for (const p of positions) list.positions.push(p);
-        }
-      }
+      for (const { id, text } of texts) builder.add(id, indexText(text ?? '', mode));
     } finally {
       hermes.close();
     }
     const tokenized = performance.now() - t;
+    const totals = { messages: builder.messages, tokens: builder.tokens };
     t = performance.now();
-    const blocks: PostingsBlock[] = [];
-    for (const [term, list] of lists) {
-      const postings: Posting[] = [];
-      let at = 0;
-      for (const [k, id] of list.ids.entries()) {
-        postings.push({ id, positions: list.positions.slice(at, at + list.counts[k]!) });
-        at += list.counts[k]!;
-      }
-      blocks.push(...encodeBlocks(term, postings, (id) => lengths.get(id) ?? 0));
-    }
+    const blocks = [...builder.blocks()].flat();
     // Key order: each engine's primary key then fills its pages in order, as a rebuild or a merge would.
     const bytes = (term: string) => Buffer.from(term, 'utf8');
     blocks.sort((a, b) => Buffer.compare(bytes(a.term), bytes(b.term)) || a.firstId - b.firstId);
     notes.push(
-      `postings, ${mode}: ${lengths.size.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks encoded in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+      `postings, ${mode}: ${totals.messages.toLocaleString('en')} messages tokenized in ${(tokenized / 1000).toFixed(1)} s, ${blocks.length.toLocaleString('en')} blocks encoded in ${((performance.now() - t) / 1000).toFixed(1)} s`,
     );
-    return { mode, table, blocks, totals: { messages: lengths.size, tokens } };
+    return { mode, table, blocks, totals };
   });
 }
 

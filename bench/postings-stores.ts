@@ -5,7 +5,7 @@
  */
 import mysql from 'mysql2/promise';
 import postgres from 'postgres';
-import { prefixEnd } from '../src/db/pg/postings.js';
+import { prefixEnd } from '../src/search/postings-index.js';
 import type { PostingsBlock } from '../src/search/postings-block.js';
 import type { BlockEntry, PostingsReader } from '../src/search/rank-postings.js';
 

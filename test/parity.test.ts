@@ -17,8 +17,12 @@ const ONLY_IN = {
   pg: {
     tables: {
       message_search_stats: "BM25's corpus totals (rows, words); FTS5 keeps them in messages_fts_data",
-      message_search_terms:
-        "each word's messages, positions and their lengths (postings); FTS5 keeps them in messages_fts_data",
+      message_search_blocks:
+        "each word's and trigram's postings in blocks; FTS5 keeps them in messages_fts_data and messages_fts_trigram_data",
+      message_search_recent:
+        'postings of messages not merged into blocks yet (FTS5 writes each message in its transaction)',
+      message_search_removed: 'text of merged messages deleted or changed, until it leaves the blocks',
+      message_search_merged: "the blocks' corpus totals per index; FTS5 keeps them in messages_fts_data",
     } as Record<string, string>,
     columns: {
       'messages.content_json': 'structured content as jsonb (Postgres text cannot hold the NUL of "\\x00json:")',

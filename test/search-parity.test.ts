@@ -15,9 +15,6 @@ import { TestClock } from './helpers/store-fixture.js';
  * each is shown here to differ in the expected direction so the list stays true.
  */
 const KNOWN_DIFFERENCES = {
-  diacritics: 'FTS5 unicode61 folds diacritics (café = cafe); the Postgres tsvector keeps them',
-  'non-ASCII in JSON':
-    'SQLite stores tool-call JSON as Python writes it (\\uXXXX escapes), so CJK there is unfindable, as in Hermes; Postgres jsonb keeps the characters',
   'non-ASCII case on the short-CJK path':
     "SQLite's LIKE folds ASCII letters only; Postgres' ILIKE (index-friendly) folds every letter",
 };
@@ -113,16 +110,16 @@ describe('search parity across backends', () => {
     }
     const count = async (s: SessionStore, q: string) =>
       (await s.searchMessages(q, { sourceFilter: ['cli'], limit: -1 })).filter((h) => h.sessionId === 'known').length;
-    // diacritics
-    expect([await count(stores.sqlite!, 'cafe'), await count(pgStore, 'cafe')]).toEqual([1, 0]);
-    // non-ASCII in JSON
-    expect([await count(stores.sqlite!, '迁移方案'), await count(pgStore, '迁移方案')]).toEqual([0, 1]);
+    // Once differences, now answered alike: Postgres indexes with FTS5's tokenizer (diacritics folded) the
+    // text Hermes indexes (tool-call JSON as Python writes it, non-ASCII escaped and so unfindable).
+    expect([await count(stores.sqlite!, 'cafe'), await count(pgStore, 'cafe')]).toEqual([1, 1]);
+    expect([await count(stores.sqlite!, '迁移方案'), await count(pgStore, '迁移方案')]).toEqual([0, 0]);
     // non-ASCII case on the short-CJK path
     expect([await count(stores.sqlite!, 'übersicht通信'), await count(pgStore, 'übersicht通信')]).toEqual([0, 1]);
     // MariaDB stores the text as SQLite does and judges it by FTS5's rules: SQLite's answer in each class.
     if (mariadb)
       for (const q of ['cafe', '迁移方案', 'übersicht通信'])
         expect(await count(mariadb, q), q).toBe(await count(stores.sqlite!, q));
-    expect(Object.keys(KNOWN_DIFFERENCES)).toHaveLength(3);
+    expect(Object.keys(KNOWN_DIFFERENCES)).toHaveLength(1);
   });
 });

@@ -101,13 +101,13 @@ describe('PGlite', () => {
     const store = await openStore(pg);
     await store.close();
     await pg.exec(
-      'ALTER TABLE messages DROP COLUMN search_vector; DROP TRIGGER messages_search_terms_insert ON messages;',
+      'ALTER TABLE messages DROP COLUMN search_vector; DROP TRIGGER messages_search_queue_insert ON messages;',
     );
     for (const migrate of [true, false]) {
       const message = await missingError(() => openStore(pg, { migrate }));
       expect(message).toContain('column messages.search_vector');
       expect(message).toContain('index idx_messages_search_vector');
-      expect(message).toContain('trigger messages.messages_search_terms_insert');
+      expect(message).toContain('trigger messages.messages_search_queue_insert');
       expect(message).not.toContain('search_cjk');
     }
     await pg.close();
@@ -115,7 +115,7 @@ describe('PGlite', () => {
 
   it('expects only what the recorded migrations create (an older store is not reported)', async () => {
     const pg = new PGlite({ extensions: { pg_trgm } });
-    // A store as the version with migrations up to 0004 left it: no message_search_terms yet.
+    // A store as the version with migrations up to 0004 left it: no block index yet.
     const older = await openStore(pg, { migrationsFolder: pgFolderUpTo('0004_bounded_search_vector') });
     await older.close();
     const reopened = await openStore(pg, { migrate: false });
@@ -129,7 +129,7 @@ describe('PGlite', () => {
     await pg.exec('DROP TABLE message_search_stats;');
     const message = await missingError(() => openStore(pg, { migrate: false }));
     expect(message).toContain('table message_search_stats');
-    expect(message).not.toContain('message_search_terms');
+    expect(message).not.toContain('message_search_blocks');
     await pg.close();
   });
 });
@@ -153,7 +153,7 @@ describe('Postgres (real server)', () => {
     const admin = postgres(url, { max: 1, onnotice: () => {} });
     try {
       await admin.unsafe(
-        'ALTER TABLE messages DROP COLUMN search_cjk; DROP INDEX idx_messages_search_trgm; DROP TABLE message_search_terms',
+        'ALTER TABLE messages DROP COLUMN search_cjk; DROP INDEX idx_messages_search_trgm; DROP TABLE message_search_blocks',
       );
     } finally {
       await admin.end({ timeout: 5 });
@@ -162,7 +162,7 @@ describe('Postgres (real server)', () => {
     expect(message).toContain('column messages.search_cjk');
     expect(message).toContain('index idx_messages_search_cjk');
     expect(message).toContain('index idx_messages_search_trgm');
-    expect(message).toContain('table message_search_terms');
+    expect(message).toContain('table message_search_blocks');
     expect(message).not.toContain('column messages.search_vector');
   });
 });

@@ -60,7 +60,7 @@ export const LONGEST_FIRST = [
   'test/import-resume.test.ts',
   'test/pg/migration-history.test.ts',
   'test/open-clients.test.ts',
-  'test/pg/postings-migration.test.ts',
+  'test/pg/blocks-migration.test.ts',
   'test/pg/pglite-lock.test.ts',
   'test/backend.sqlite-file.test.ts',
   'test/import-id-reservation.test.ts',

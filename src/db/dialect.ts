@@ -27,6 +27,9 @@ export interface BulkColumn {
 /** Which index a parsed query is matched against: unicode61 words, or trigram substrings. */
 export type MatchPath = 'words' | 'substrings';
 
+/** Runs one operation inside a snapshot a caller holds (Runner.snapshot). */
+export type SnapshotRead = <T>(op: Op<T>) => Promise<T>;
+
 /**
  * The search statements of a dialect. A search runs in phases so that only the returned page pays for
  * snippets and context: `page` (ordered ids and hit columns, no snippet), then `pageText` for the page's
@@ -67,6 +70,21 @@ export interface SearchStatements {
    * event loop (SQLite), more where it runs elsewhere and reads only the head.
    */
   readonly contextTextChunk: number;
+  /**
+   * Word and substring pages ranked by the library over its block index (Postgres, PGlite): used instead of
+   * `page` where present. `query` is the FTS5 query text the plan parsed into `match`; every read goes
+   * through `read`, inside one snapshot (Runner.snapshot). `cap` and `capped` as for `page`.
+   */
+  blocksPage?(
+    read: SnapshotRead,
+    path: MatchPath,
+    query: string,
+    where: SQL | null,
+    order: SearchOrder,
+    limit: number,
+    offset: number,
+    cap: number,
+  ): Promise<{ rows: Array<Record<string, unknown>>; capped: boolean }>;
   /** Set on a dialect whose message search is not built yet: why every statement below refuses. */
   readonly unavailable?: string;
   /** Hermes' short-CJK path: every token OR-ed as a case-insensitive substring, newest first, snippet in SQL. */
@@ -278,6 +296,11 @@ export interface Runner {
    * the backend can (SQLite file: a worker thread with its own connection). Absent: read().
    */
   readOffLoop?<T>(op: () => Op<T>): Promise<T>;
+  /**
+   * Run `body`, whose reads (each an operation, run through `read`) all see one snapshot of the database:
+   * Postgres and PGlite, a read-only repeatable-read transaction. Absent where no dialect statement needs it.
+   */
+  snapshot?<T>(body: (read: SnapshotRead) => Promise<T>): Promise<T>;
   /** Run a write operation in one transaction; SQLite retries it while another writer holds the lock. */
   write<T>(op: () => Op<T>, options?: WriteOptions): Promise<T>;
   /**

@@ -4,6 +4,7 @@
  * 32,000 parameters on SQLite; one JSON parameter per 5,000 rows on Postgres). Every insert is ON
  * CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import {
   type BulkLimits,
@@ -345,6 +346,18 @@ export class ImportRepo {
       if (covered === null || covered >= lastId) return;
       after = covered;
     }
+  }
+
+  /**
+   * Bring the search index up to date with what the transfer wrote, a bounded piece per transaction (Postgres
+   * and PGlite: the block index, built in one pass into an empty store; MySQL: the token counts), so the
+   * first search after an import does not pay for it.
+   */
+  async indexForSearch(): Promise<void> {
+    const { d, run } = this.ctx;
+    const step = d.search.catchUp;
+    if (step === undefined) return;
+    while (await run.maintain(() => step())) await yieldToEventLoop();
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {

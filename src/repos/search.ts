@@ -71,7 +71,11 @@ export function searchOrder(sort: string | null | undefined): SearchOrder {
   return s === 'newest' || s === 'oldest' ? s : 'relevance';
 }
 
-type Plan = { path: 'words' | 'substrings'; match: QueryNode } | { path: 'like'; tokens: string[] } | { path: 'none' };
+/** `query`: the FTS5 query text `match` was parsed from (what an engine ranking with the shared core parses). */
+type Plan =
+  | { path: 'words' | 'substrings'; match: QueryNode; query: string }
+  | { path: 'like'; tokens: string[] }
+  | { path: 'none' };
 
 /** Decide how a raw user query is searched. Pure: the same on every backend. */
 export function planSearch(query: string): Plan {
@@ -83,10 +87,10 @@ export function planSearch(query: string): Plan {
     const route = routeCjk(q);
     if (route.path === 'like') return { path: 'like', tokens: [...new Set(route.tokens)] };
     const parsed = parseQuery(route.query, 'substrings');
-    return parsed.ok ? { path: 'substrings', match: parsed.root } : { path: 'none' };
+    return parsed.ok ? { path: 'substrings', match: parsed.root, query: route.query } : { path: 'none' };
   }
   const parsed = parseQuery(q, 'words');
-  return parsed.ok ? { path: 'words', match: parsed.root } : { path: 'none' };
+  return parsed.ok ? { path: 'words', match: parsed.root, query: q } : { path: 'none' };
 }
 
 /**
@@ -196,9 +200,13 @@ export class SearchRepo {
       const order = searchOrder(f.sort);
       const cap = this.rankWindow;
       await this.catchUp();
-      const result = await this.readOffLoop(() =>
-        d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap),
-      );
+      const { blocksPage } = d.search;
+      const result =
+        blocksPage !== undefined && this.ctx.run.snapshot !== undefined
+          ? await this.ctx.run.snapshot((read) =>
+              blocksPage(read, plan.path, plan.query, where, order, limit, f.offset, cap),
+            )
+          : await this.readOffLoop(() => d.search.page(plan.path, plan.match, where, order, limit, f.offset, cap));
       found = result.rows;
       if (result.capped) rankedWithin = cap;
     }

@@ -50,6 +50,17 @@ export interface PostingsStorage {
   commit(changes: readonly BlockChange[], fromRecent: readonly number[], totals: Totals): Promise<void>;
 }
 
+/**
+ * The first string after every string that starts with `prefix` in code point order (an engine's key range
+ * for a prefix query: terms stored as UTF-8 bytes sort in code point order), or null when there is none.
+ */
+export function prefixEnd(prefix: string): string | null {
+  const chars = [...prefix];
+  const last = chars.pop()?.codePointAt(0);
+  if (last === undefined || last >= 0x10ffff) return null;
+  return chars.join('') + String.fromCodePoint(last + 1 === 0xd800 ? 0xe000 : last + 1);
+}
+
 /** Group messages' postings by term, ids ascending. */
 function byTerm(messages: readonly RecentMessage[]): Map<string, Posting[]> {
   const out = new Map<string, Posting[]>();

@@ -33,7 +33,7 @@ interface Stretch {
   bound: number;
 }
 
-export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed'>> {
+export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed' | 'capped'>> {
   const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
   const termOf = slots.map((s) => s[0]?.[0] ?? -1);
   const hits = termOf.map((t) => (t < 0 ? 0 : blocksOfTerm[t]!.reduce((n, b) => n + b.count, 0)));

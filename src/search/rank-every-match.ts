@@ -81,7 +81,7 @@ function intersect(a: Float64Array, b: Float64Array): Float64Array {
   return out.subarray(0, k);
 }
 
-export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed'>> {
+export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed' | 'capped'>> {
   const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
   const blocksRead = await readBlocks(reader, blocksOfTerm.flat());
 

@@ -51,6 +51,11 @@ export interface RankOptions {
    * about a few messages at a time, best first, only those that could still reach the page.
    */
   accept?: (ids: number[]) => Promise<ReadonlySet<number>>;
+  /**
+   * Rank only the newest `window` matches (the largest ids) when the query, filters included, matches more:
+   * the store's `searchRankWindow`, as SQLite's FTS5 path applies it. bm25's totals stay the corpus'.
+   */
+  window?: number;
 }
 
 export interface RankedPostings {
@@ -63,6 +68,8 @@ export interface RankedPostings {
   /** Blocks read, of those the query's terms have (what the bounds saved). */
   blocksRead: number;
   blocksListed: number;
+  /** True when more messages matched than `window` and only the newest `window` were ranked. */
+  capped: boolean;
 }
 
 /**
@@ -80,7 +87,7 @@ export async function rankPostings(
 ): Promise<RankedPostings> {
   // Phrases are cut into words by FTS5's own rules, so a phrase is empty exactly where FTS5 finds it empty.
   const parsed = parseQuery(match, mode, { words: (text) => phraseTokens(text, 'words') });
-  if (!parsed.ok) return { ids: [], scores: [], blocksRead: 0, blocksListed: 0 };
+  if (!parsed.ok) return { ids: [], scores: [], blocksRead: 0, blocksListed: 0, capped: false };
   const q = compile(parsed.root, mode);
   const exact = new Set<string>();
   const prefixes = new Set<string>();
@@ -114,10 +121,37 @@ export async function rankPostings(
   const blocksListed = entries.length;
   const accept = options.accept ?? null;
   const wordsOnly = q.phrases.every((p) => p.tokens.length <= 1 && !p.prefix);
+  // More postings than the window: rank every match, keep the newest `window`, and order those.
+  const window = options.window ?? Number.POSITIVE_INFINITY;
+  if (entries.reduce((n, e) => n + e.count, 0) > window) {
+    const all = await everyMatch({ q, slots, blocksOfTerm, reader, totals, limit: Number.POSITIVE_INFINITY, accept });
+    if (all.ids.length > window) {
+      const kept = all.ids
+        .map((id, i) => ({ id, score: all.scores[i]! }))
+        .sort((a, b) => b.id - a.id)
+        .slice(0, window)
+        .sort((a, b) => a.score - b.score || a.id - b.id)
+        .slice(0, limit);
+      return {
+        ids: kept.map((k) => k.id),
+        scores: kept.map((k) => k.score),
+        blocksRead: all.blocksRead,
+        blocksListed,
+        capped: true,
+      };
+    }
+    return {
+      ids: all.ids.slice(0, limit),
+      scores: all.scores.slice(0, limit),
+      blocksRead: all.blocksRead,
+      blocksListed,
+      capped: false,
+    };
+  }
   // Every match is wanted (a page past the bounds' reach): reading every block costs no more than the bounds.
   const ranked =
     wordsOnly && Number.isFinite(limit)
       ? await byBounds({ q, slots, blocksOfTerm, reader, totals, limit, accept })
       : await everyMatch({ q, slots, blocksOfTerm, reader, totals, limit, accept });
-  return { ...ranked, blocksListed };
+  return { ...ranked, blocksListed, capped: false };
 }

@@ -33,9 +33,15 @@ export interface TableNames {
   readonly stateMeta: SQL;
   readonly telegramDmTopicMode: SQL;
   readonly telegramDmTopicBindings: SQL;
-  /** Postgres only (search statistics and postings, migrations 0004/0005); bare names on SQLite, where nothing reads them. */
+  /**
+   * Postgres only (search statistics, migration 0004; the block index, migration 0010); bare names on SQLite,
+   * where nothing reads them.
+   */
   readonly messageSearchStats: SQL;
-  readonly messageSearchTerms: SQL;
+  readonly messageSearchBlocks: SQL;
+  readonly messageSearchRecent: SQL;
+  readonly messageSearchRemoved: SQL;
+  readonly messageSearchMerged: SQL;
 }
 
 /** The Postgres names: the tables, plus the functions runtime SQL calls. */
@@ -54,7 +60,10 @@ const TABLES = {
   telegramDmTopicMode: 'telegram_dm_topic_mode',
   telegramDmTopicBindings: 'telegram_dm_topic_bindings',
   messageSearchStats: 'message_search_stats',
-  messageSearchTerms: 'message_search_terms',
+  messageSearchBlocks: 'message_search_blocks',
+  messageSearchRecent: 'message_search_recent',
+  messageSearchRemoved: 'message_search_removed',
+  messageSearchMerged: 'message_search_merged',
 } as const;
 
 /** A quoted Postgres identifier (the schema name is validated, this is belt and braces). */

@@ -326,6 +326,7 @@ export async function transferRows(
   // The derived structures held off while the pages were written, for the source's whole id range (rows an
   // interrupted earlier run wrote included).
   if (firstId !== null) await store.imports.buildDeferred(firstId, last);
+  await store.imports.indexForSearch();
   await store.imports.advanceIds();
   if (nulMode === 'replace')
     for (const rows of [meta, modes, bindings]) nulReplaced += treatNul(rows, 'row', 'replace', []);

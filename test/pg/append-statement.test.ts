@@ -2,7 +2,7 @@
  * Postgres appendMessage sends one prepared statement (db/pg/append-statement.ts) instead of the generic operation
  * (sql/messages.ts appendMessageOp: UPDATE, then INSERT, in a transaction). Both must write the same row and
  * move the same counters: checked here column by column (every column, the generated search columns and the
- * postings the triggers maintain included) for plain and structured content, NUL and U+FFFF, reasoning
+ * the search queue the triggers fill included) for plain and structured content, NUL and U+FFFF, reasoning
  * fields and tool calls, on PGlite and the server, in the default layout and in a schema of its own. Appends
  * that queue up go together in one statement of many rows (db/pg/append-queue.ts): the same check holds for
  * it, and a batch with a failing append fails that one alone.
@@ -89,7 +89,7 @@ async function rowsIn(store: SessionStore, query: ReturnType<typeof sql>) {
 
 for (const h of harnesses) {
   describe.skipIf(!reportAvailability(h))(`[${h.name}] the one-statement append`, () => {
-    it('writes the same row, postings and counters as the generic operation, column by column', async () => {
+    it('writes the same row, search queue and counters as the generic operation, column by column', async () => {
       const store = await h.open();
       try {
         const backend = store.backend as PgBackend;
@@ -120,16 +120,15 @@ for (const h of harnesses) {
         expect((fast[3]!.row as Record<string, unknown>).content).toContain('\uffff\ufffe');
         expect((fast[5]!.row as Record<string, unknown>).content_json).not.toBeNull();
 
-        const postings = (session: string) =>
+        // Each message waits in the search queue (migration 0010), untokenized until a search.
+        const queued = (session: string) =>
           rowsIn(
             store,
-            sql`SELECT t.term, t.doc_length, t.positions::text AS positions, dense_rank() OVER (ORDER BY m.id) AS nth
-              FROM ${t.messageSearchTerms} t JOIN ${t.messages} m ON m.id = t.message_id
-              WHERE m.session_id = ${session} ORDER BY nth, t.term`,
+            sql`SELECT count(*)::int AS n, count(r.words)::int AS tokenized
+              FROM ${t.messageSearchRecent} r JOIN ${t.messages} m ON m.id = r.message_id WHERE m.session_id = ${session}`,
           );
-        const fastPostings = await postings('fast');
-        expect(fastPostings.length).toBeGreaterThan(20);
-        expect(fastPostings).toEqual(await postings('generic'));
+        expect(await queued('fast')).toEqual([{ n: MESSAGES.length, tokenized: 0 }]);
+        expect(await queued('generic')).toEqual(await queued('fast'));
 
         const [fastSession, genericSession] = await Promise.all([
           store.getSession('fast'),
@@ -175,8 +174,7 @@ for (const h of harnesses) {
           rowsIn(
             store,
             sql`SELECT (to_jsonb(m) - 'id' - 'session_id') AS row, s.message_count, s.tool_call_count,
-                (SELECT array_agg(p.term || ':' || p.doc_length || ':' || p.positions::text ORDER BY p.term)
-                 FROM ${t.messageSearchTerms} p WHERE p.message_id = m.id) AS postings
+                (SELECT count(*)::int FROM ${t.messageSearchRecent} r WHERE r.message_id = m.id) AS queued
               FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
               WHERE m.session_id LIKE ${`${prefix}-%`} ORDER BY substr(m.session_id, ${prefix.length + 2})::int`,
           );
@@ -240,7 +238,7 @@ for (const h of harnesses) {
       }
     });
 
-    it('writes nothing for an unknown session: no row, no postings, no statistics', async () => {
+    it('writes nothing for an unknown session: no row, nothing queued, no statistics', async () => {
       const store = await h.open();
       try {
         const t = (store.backend as PgBackend).names;
@@ -250,7 +248,7 @@ for (const h of harnesses) {
           rowsIn(
             store,
             sql`SELECT (SELECT count(*) FROM ${t.messages})::int AS messages,
-              (SELECT count(*) FROM ${t.messageSearchTerms})::int AS postings,
+              (SELECT count(*) FROM ${t.messageSearchRecent})::int AS queued,
               (SELECT COALESCE(sum(docs), 0)::int FROM ${t.messageSearchStats}) AS docs,
               (SELECT COALESCE(sum(tokens), 0)::int FROM ${t.messageSearchStats}) AS tokens`,
           );

@@ -23,8 +23,11 @@ import { rowsOf } from '../../src/db/pg/open.js';
 import { DATABASE_URL, postgresHarness, reportAvailability } from '../backends.js';
 
 const OUR_TABLES = [
+  'message_search_blocks',
+  'message_search_merged',
+  'message_search_recent',
+  'message_search_removed',
   'message_search_stats',
-  'message_search_terms',
   'messages',
   'sessions',
   'state_meta',
@@ -33,14 +36,14 @@ const OUR_TABLES = [
 ];
 const OUR_FUNCTIONS = [
   'message_cjk_grams',
+  'message_search_queue_add',
+  'message_search_queue_change',
+  'message_search_queue_remove',
+  'message_search_queue_reset',
   'message_search_stats_add',
   'message_search_stats_change',
   'message_search_stats_remove',
   'message_search_stats_reset',
-  'message_search_terms_add',
-  'message_search_terms_change',
-  'message_search_terms_remove',
-  'message_search_terms_reset',
   'message_search_text',
   'message_word_vector',
   'message_word_window',
@@ -60,7 +63,7 @@ const OUR_FUNCTIONS = [
 // the session-activity triggers call. The IMMUTABLE search-text functions need none.
 const PLPGSQL_FUNCTIONS = OUR_FUNCTIONS.filter(
   (f) =>
-    f.startsWith('message_search_stats_') || f.startsWith('message_search_terms_') || f.startsWith('session_activity_'),
+    f.startsWith('message_search_stats_') || f.startsWith('message_search_queue_') || f.startsWith('session_activity_'),
 );
 
 const backendOf = (store: SessionStore) => store.backend as PgBackend;
@@ -347,7 +350,11 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
 
     const mine = await contentsOf(store, 'hermes');
     expect(mine.tables).toEqual(OUR_TABLES.concat('__hermes_sessiondb_migrations').sort());
-    expect(mine.sequences.sort()).toEqual(['__hermes_sessiondb_migrations_id_seq', 'messages_id_seq']);
+    expect(mine.sequences.sort()).toEqual([
+      '__hermes_sessiondb_migrations_id_seq',
+      'message_search_removed_seq_seq',
+      'messages_id_seq',
+    ]);
     expect(mine.functions.map((f) => f.proname)).toEqual(OUR_FUNCTIONS);
     // The trigger functions carry their search_path (migration 0007); the SQL-standard ones need none.
     for (const f of mine.functions) {
@@ -384,7 +391,7 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     );
     expect(ix!.opclass).toBe('public.gin_trgm_ops');
     const [config] = (await contentsOf(store, 'hermes')).functions.filter(
-      (f) => f.proname === 'message_search_terms_add',
+      (f) => f.proname === 'message_search_queue_add',
     );
     expect(config!.config).toBe('search_path="hermes", "public"');
   });

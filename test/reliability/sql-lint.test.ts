@@ -20,7 +20,7 @@ const PATTERN = /sql\.raw\(|\.unsafe\(|\.(prepare|exec|pragma|statement|script|q
 /** One engine's SQL fragments, kept in that engine's folder: exempt as src/sql/ is. */
 const SQL_FILES = new Set([
   'db/pg/search.ts',
-  'db/pg/postings.ts',
+  'db/pg/search-blocks.ts',
   'db/pg/append-statement.ts',
   'db/mysql/search.ts',
   'db/sqlite/search.ts',

@@ -7,6 +7,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { indexText } from '../../src/search/postings.js';
+import type { PostingsBlock } from '../../src/search/postings-block.js';
+import { PostingsBuilder } from '../../src/search/postings-build.js';
 import { mergeRecent, postingsReader, removeMessages } from '../../src/search/postings-index.js';
 import type { QueryMode } from '../../src/search/query.js';
 import { rankPostings } from '../../src/search/rank-postings.js';
@@ -116,5 +118,30 @@ describe('an index of merged blocks and a recent segment', () => {
       }
     },
     60_000,
+  );
+});
+
+describe('an index built in one pass', () => {
+  it.each(['words', 'substrings'] as const)(
+    '%s: writes the blocks and totals a merge of the same messages into an empty index writes',
+    async (mode) => {
+      const messages = TEXTS.slice(0, 1_500).map((text, i) => ({ id: i + 1, indexed: indexText(text, mode) }));
+      const merged = new MemoryPostingsStorage();
+      for (const m of messages) merged.append(m);
+      await mergeRecent(merged);
+      const builder = new PostingsBuilder();
+      for (const m of messages) builder.add(m.id, m.indexed);
+      const built = [...builder.blocks(64 * 1024)].flat();
+      const key = (b: PostingsBlock) => `${b.term}\u0000${b.firstId}`;
+      const expected = [...merged.blocks.values()].flatMap((byFirst) => [...byFirst.values()]);
+      expect(built.length).toBeGreaterThan(50);
+      expect(new Map(built.map((b) => [key(b), b]))).toEqual(new Map(expected.map((b) => [key(b), b])));
+      expect({ messages: builder.messages, tokens: builder.tokens }).toEqual(await merged.mergedTotals());
+      // Terms come in order, each term's blocks by first id: a table keyed so fills its pages in order.
+      const keys = built.map((b) => [b.term, b.firstId] as const);
+      const sorted = [...keys].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x - y));
+      expect(keys).toEqual(sorted);
+      expect(() => builder.add(1, messages[0]!.indexed)).toThrow(RangeError);
+    },
   );
 });

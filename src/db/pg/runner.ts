@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import type { AppendedMessage, Runner, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, Runner, SnapshotRead, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, WriteLanes, insertedIds, tableOfRows } from '../ops.js';
 import { AppendQueue } from './append-queue.js';
 import { type PgAppendStatements, pgAppendStatements } from './append-statement.js';
@@ -75,6 +75,18 @@ export class PgRunner implements Runner {
     return this.gate.admit(() => PgRunner.runAsync(this.conn, op()).catch(rethrowAsDatabaseError));
   }
 
+  /** A read-only repeatable-read transaction: every read of `body` sees the same snapshot. */
+  snapshot<T>(body: (read: SnapshotRead) => Promise<T>): Promise<T> {
+    return this.gate.admit(() =>
+      this.conn
+        .transaction(async (executor) => {
+          await executor.execute(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+          return body((op) => PgRunner.runAsync(executor, op));
+        })
+        .catch(rethrowAsDatabaseError),
+    );
+  }
+
   /**
    * Each write is its own transaction on a pooled connection, so writes run side by side; those of one
    * lane wait for the previous one to settle before they begin (otherwise two appends to one session
@@ -128,16 +140,16 @@ export class PgRunner implements Runner {
   /**
    * Without it the planner has no statistics for the rows a bulk load wrote until autovacuum analyzes them,
    * which may be never (autovacuum off; PGlite runs none): a listing then takes a plan many times slower.
-   * A table per statement: PGlite runs on this thread, and the postings' sample (statistics target 1000,
-   * migration 0005) is the long one.
+   * A table per statement: PGlite runs on this thread.
    */
   async analyze(): Promise<void> {
     const { t } = this.spelling;
     const tables = [
       t.sessions,
       t.messages,
-      t.messageSearchTerms,
       t.messageSearchStats,
+      t.messageSearchBlocks,
+      t.messageSearchRecent,
       t.stateMeta,
       t.telegramDmTopicMode,
       t.telegramDmTopicBindings,

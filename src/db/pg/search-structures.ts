@@ -27,11 +27,13 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
       `messages_search_stats_${op}`,
     ]),
   ],
-  '0005_message_search_terms': [
-    ['table', 'message_search_terms'],
+  // 0005's message_search_terms and its triggers are dropped by 0010: nothing to expect of them.
+  '0010_message_search_blocks': [
+    ...['blocks', 'recent', 'removed', 'merged'].map((t): [PgKind, string] => ['table', `message_search_${t}`]),
+    ...['add', 'remove', 'change', 'reset'].map((f): [PgKind, string] => ['function', `message_search_queue_${f}`]),
     ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
       'trigger',
-      `messages_search_terms_${op}`,
+      `messages_search_queue_${op}`,
     ]),
   ],
 };
