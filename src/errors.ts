@@ -103,7 +103,12 @@ export type MigrationErrorReason =
    * A migration dropped triggers without naming them in a DROP TRIGGER (SQLite: a table rebuild drops the
    * table's triggers with it); it was rolled back. The migration must create them again.
    */
-  | 'TRIGGERS_LOST';
+  | 'TRIGGERS_LOST'
+  /**
+   * The store's recorded migrations stop before the one its search reads (an older store opened with
+   * `migrate: false`, or a migrations folder of an older version): search refuses until it is migrated.
+   */
+  | 'SEARCH_NEEDS_MIGRATION';
 
 export class MigrationError extends SessionDbError {
   readonly reason: MigrationErrorReason;

@@ -125,6 +125,11 @@ for (const h of harnesses) {
           expect((await old.migrationStatus()).applied).toEqual(readJournal(upTo0009).entries.map((e) => e.tag));
           await fill(old);
           before = await digest(old);
+          // Until migrated, word and substring search say what is missing instead of failing on a table.
+          await expect(old.searchMessages('deploy')).rejects.toMatchObject({
+            name: 'MigrationError',
+            reason: 'SEARCH_NEEDS_MIGRATION',
+          });
         } finally {
           await old.close();
         }

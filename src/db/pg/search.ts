@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../../codecs/time.js';
+import { MigrationError } from '../../errors.js';
 import type { SearchStatements } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
@@ -75,6 +76,17 @@ function* hitRows(n: QualifiedNames, ids: number[]): Op<Array<Record<string, unk
   return ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
 }
 
+/** Postgres' "relation does not exist". */
+const UNDEFINED_TABLE = '42P01';
+const driverCodeOf = (error: unknown): string | null => {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== '') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return null;
+};
+
 /** A newest/oldest order over ranked matches: by time, equal times by bm25 then id (Hermes' ORDER BY). */
 function byTime(ids: number[], scores: number[], time: Map<number, number>, newest: boolean): number[] {
   const score = new Map(ids.map((id, i) => [id, scores[i]!]));
@@ -117,7 +129,19 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       const ordered = byRelevance ? ranked.ids : byTime(ranked.ids, ranked.scores, time, order === 'newest');
       return { rows: await read(hitRows(n, ordered.slice(offset, end))), capped: ranked.capped };
     },
-    catchUp: () => index.catchUp(),
+    *catchUp() {
+      try {
+        return yield* index.catchUp();
+      } catch (error) {
+        if (driverCodeOf(error) === UNDEFINED_TABLE)
+          throw new MigrationError(
+            'SEARCH_NEEDS_MIGRATION',
+            `this store's search reads the block index of migration 0010_message_search_blocks, which its history does not record: migrate it (openStore without { migrate: false }, or \`hermes-sessiondb migrate\`)`,
+            { cause: error },
+          );
+        throw error;
+      }
+    },
     // The read only fetches text (snippets are computed in TypeScript): one read for the page.
     pageTextChunk: 100,
     // Heads are read by the server (or PGlite's thread), which reads only a row's first bytes.
