@@ -97,17 +97,21 @@ export function fts5Size(
 async function postgresSearchSize(url: string): Promise<SizeRow> {
   const db = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const [row] = await db<{ terms: string; columns: string; indexes: string; stats: string }[]>`
-      SELECT pg_total_relation_size('message_search_terms') AS terms,
+    const [row] = await db<{ blocks: string; recent: string; columns: string; indexes: string; stats: string }[]>`
+      SELECT pg_total_relation_size('message_search_blocks') AS blocks,
+        pg_total_relation_size('message_search_recent') + pg_total_relation_size('message_search_removed')
+          + pg_total_relation_size('message_search_merged') AS recent,
         (SELECT COALESCE(sum(pg_column_size(search_vector)) + sum(pg_column_size(search_length))
            + sum(COALESCE(pg_column_size(search_cjk), 0)), 0) FROM messages) AS columns,
         (SELECT COALESCE(sum(pg_relation_size(c.oid)), 0) FROM pg_class c
           WHERE c.relname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_cjk')) AS indexes,
         pg_total_relation_size('message_search_stats') AS stats`;
+    // The block index is what search reads; the 0002/0004 columns, indexes and totals are still written.
     const parts = {
-      message_search_terms: Number(row!.terms),
-      'search columns of messages': Number(row!.columns),
-      'GIN and trigram indexes': Number(row!.indexes),
+      'message_search_blocks (both indexes)': Number(row!.blocks),
+      'recent segment and queues': Number(row!.recent),
+      'search columns of messages (0004)': Number(row!.columns),
+      'GIN and trigram indexes (0002/0004)': Number(row!.indexes),
       message_search_stats: Number(row!.stats),
     };
     return { backend: 'postgres', bytes: sum(parts), parts: describeParts(parts) };
@@ -313,7 +317,7 @@ export async function benchSearch(): Promise<{ rows: Row[]; notes: string[]; siz
   return { rows, notes, sizes };
 }
 
-/** The same queries on Postgres (DATABASE_URL): postings, bm25 in SQL. */
+/** The same queries on Postgres (DATABASE_URL): the block index, ranked by the shared core. */
 async function benchPostgres(
   file: string,
   queries: Query[],

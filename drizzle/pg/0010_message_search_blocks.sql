@@ -36,6 +36,9 @@ CREATE TABLE message_search_recent (
     trigrams bytea
 );
 --> statement-breakpoint
+-- The queued messages (what the library tokenizes next), found without reading the segment's postings.
+CREATE INDEX idx_message_search_recent_queued ON message_search_recent (message_id) WHERE words IS NULL;
+--> statement-breakpoint
 -- The searchable columns of merged messages that were deleted or changed, until their postings leave the blocks.
 CREATE TABLE message_search_removed (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

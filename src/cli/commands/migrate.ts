@@ -2,7 +2,10 @@ import type { Command } from 'commander';
 import { type CliContext, dbOption } from '../shared.js';
 import { withStore } from '../stores.js';
 
-/** `migrate`: apply pending migrations (creating the store if it is missing). */
+/**
+ * `migrate`: apply pending migrations (creating the store if it is missing), then index for search what the
+ * migrations queued (Postgres' block index after 0010), so the first search does not build it.
+ */
 export function migrateCommand(program: Command, cli: CliContext): Command {
   return program
     .command('migrate')
@@ -23,6 +26,10 @@ export function migrateCommand(program: Command, cli: CliContext): Command {
               ? `${store.url}: up to date (${report.total} migrations).\n`
               : `${store.url}: applied ${report.applied.join(', ')} (${report.total} migrations in all).\n`,
           );
+          const started = performance.now();
+          await store.imports.indexForSearch();
+          const seconds = (performance.now() - started) / 1000;
+          if (seconds >= 1) cli.io.out(`${store.url}: search index brought up to date in ${seconds.toFixed(1)} s.\n`);
         },
         false,
       );

@@ -220,24 +220,28 @@ export class PgBlockIndex {
    */
   *catchUp(): Op<boolean> {
     const { n } = this;
-    // Sizes first, so one transaction tokenizes a bounded amount of text.
-    const [state] = yield* rows<{ queued: number; merged: string | number }>(sql`SELECT
+    // One statement says whether there is anything to do (the usual answer before a search: no).
+    const [state] = yield* rows<{ queued: number; removed: boolean; recent: number; merged: string | number }>(sql`SELECT
         (SELECT count(*)::int FROM (SELECT 1 FROM ${n.messageSearchRecent} WHERE words IS NULL LIMIT ${BUILD_AT}) q) AS queued,
+        EXISTS (SELECT 1 FROM ${n.messageSearchRemoved}) AS removed,
+        (SELECT count(*)::int FROM (SELECT 1 FROM ${n.messageSearchRecent} LIMIT ${MERGE_AT + BUILD_AT}) r) AS recent,
         (SELECT COALESCE(sum(messages), 0) FROM ${n.messageSearchMerged}) AS merged`);
-    if (state!.queued >= BUILD_AT && Number(state!.merged) === 0) {
+    const { queued, removed, recent, merged } = state!;
+    if (queued >= BUILD_AT && Number(merged) === 0) {
       yield* exec(blocksLock(n));
       yield* this.buildAll();
       return true;
     }
-    const queued = yield* rows(sql`SELECT r.message_id AS id,
-        COALESCE(octet_length(m.content), 0) + COALESCE(octet_length(m.content_json::text), 0)
-        + COALESCE(octet_length(m.tool_calls::text), 0) AS bytes
-      FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
-      WHERE r.words IS NULL ORDER BY r.message_id LIMIT ${TOKENIZE_ROWS}`);
-    if (queued.length > 0) {
+    if (queued > 0) {
+      // Sizes first, so one transaction tokenizes a bounded amount of text.
+      const sizes = yield* rows(sql`SELECT r.message_id AS id,
+          COALESCE(octet_length(m.content), 0) + COALESCE(octet_length(m.content_json::text), 0)
+          + COALESCE(octet_length(m.tool_calls::text), 0) AS bytes
+        FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
+        WHERE r.words IS NULL ORDER BY r.message_id LIMIT ${TOKENIZE_ROWS}`);
       const ids: number[] = [];
       let bytes = 0;
-      for (const q of queued) {
+      for (const q of sizes) {
         if (ids.length > 0 && bytes + Number(q.bytes) > TOKENIZE_BYTES) break;
         ids.push(Number(q.id));
         bytes += Number(q.bytes);
@@ -245,16 +249,12 @@ export class PgBlockIndex {
       yield* this.tokenize(ids);
       return true;
     }
-    const removed = yield* rows(sql`SELECT 1 FROM ${n.messageSearchRemoved} LIMIT 1`);
-    if (removed.length > 0) {
+    if (removed) {
       yield* exec(blocksLock(n));
       yield* this.removeOne();
       return true;
     }
-    const [recent] = yield* rows<{ count: string | number }>(
-      sql`SELECT count(*) AS count FROM ${n.messageSearchRecent} WHERE words IS NOT NULL`,
-    );
-    if (Number(recent!.count) < MERGE_AT) return false;
+    if (recent < MERGE_AT) return false;
     yield* exec(blocksLock(n));
     yield* this.mergeOldest();
     return true;

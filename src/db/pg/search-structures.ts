@@ -30,6 +30,7 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
   // 0005's message_search_terms and its triggers are dropped by 0010: nothing to expect of them.
   '0010_message_search_blocks': [
     ...['blocks', 'recent', 'removed', 'merged'].map((t): [PgKind, string] => ['table', `message_search_${t}`]),
+    ['index', 'idx_message_search_recent_queued'],
     ...['add', 'remove', 'change', 'reset'].map((f): [PgKind, string] => ['function', `message_search_queue_${f}`]),
     ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
       'trigger',
