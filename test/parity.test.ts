@@ -35,7 +35,8 @@ const ONLY_IN = {
       idx_messages_search_vector: 'GIN over the tsvector (SQLite: messages_fts)',
       idx_messages_search_trgm: 'pg_trgm GIN over the searchable text (SQLite: messages_fts_trigram)',
       idx_messages_search_cjk: 'GIN over the CJK grams (SQLite has no index for short CJK, as in Hermes)',
-      idx_message_search_recent_queued: 'the messages waiting to be tokenized (FTS5 tokenizes in the writing transaction)',
+      idx_message_search_recent_queued:
+        'the messages waiting to be tokenized (FTS5 tokenizes in the writing transaction)',
     },
   },
 };

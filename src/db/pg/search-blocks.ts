@@ -221,7 +221,12 @@ export class PgBlockIndex {
   *catchUp(): Op<boolean> {
     const { n } = this;
     // One statement says whether there is anything to do (the usual answer before a search: no).
-    const [state] = yield* rows<{ queued: number; removed: boolean; recent: number; merged: string | number }>(sql`SELECT
+    const [state] = yield* rows<{
+      queued: number;
+      removed: boolean;
+      recent: number;
+      merged: string | number;
+    }>(sql`SELECT
         (SELECT count(*)::int FROM (SELECT 1 FROM ${n.messageSearchRecent} WHERE words IS NULL LIMIT ${BUILD_AT}) q) AS queued,
         EXISTS (SELECT 1 FROM ${n.messageSearchRemoved}) AS removed,
         (SELECT count(*)::int FROM (SELECT 1 FROM ${n.messageSearchRecent} LIMIT ${MERGE_AT + BUILD_AT}) r) AS recent,
