@@ -12,6 +12,7 @@ import {
   TopK,
   countable,
   lowerBound,
+  matches,
   possible,
   readBlocks,
   Scorer,
@@ -33,9 +34,103 @@ interface Stretch {
   bound: number;
 }
 
+/** The term each phrase stands for (every phrase is one whole word here), -1 for an empty phrase. */
+const termsOfPhrases = (input: RankInput) => input.slots.map((s) => s[0]?.[0] ?? -1);
+
+/**
+ * The id line cut where any block starts or ends, ascending: in each stretch each term has one block or none.
+ * Stretches where the query cannot match (a term it needs has no block there) are left out.
+ */
+function cutStretches(input: RankInput, termOf: number[]): Omit<Stretch, 'bound'>[] {
+  const { q, blocksOfTerm } = input;
+  const edges: { at: number; block: Block; open: boolean }[] = [];
+  for (const list of blocksOfTerm)
+    for (const b of list)
+      edges.push({ at: b.firstId, block: b, open: true }, { at: b.lastId + 1, block: b, open: false });
+  edges.sort((a, b) => a.at - b.at);
+  const open = new Set<Block>();
+  const out: Omit<Stretch, 'bound'>[] = [];
+  for (let i = 0; i < edges.length; ) {
+    const at = edges[i]!.at;
+    for (; i < edges.length && edges[i]!.at === at; i++) {
+      if (edges[i]!.open) open.add(edges[i]!.block);
+      else open.delete(edges[i]!.block);
+    }
+    if (open.size === 0 || i === edges.length) continue;
+    const blocks = [...open];
+    const present = new Set(blocks.map((b) => b.termIndex));
+    if (!possible(q.tree, (p) => present.has(termOf[p.index]!))) continue;
+    out.push({ lo: at, hi: edges[i]!.at - 1, blocks });
+  }
+  return out;
+}
+
+/** Matches (filters applied) looked at per call of the filter while finding the window's floor. */
+const FLOOR_BATCH = 512;
+
+/**
+ * The rank window's floor for a query of whole words: the id of its `window`-th newest match (filters
+ * applied), found by reading blocks newest first; null when it has no more than `window` matches.
+ */
+export async function newestFloor(input: RankInput, window: number): Promise<number | null> {
+  const { q, reader, accept, pacer } = input;
+  const termOf = termsOfPhrases(input);
+  const cuts = cutStretches(input, termOf).reverse();
+  const freq = new Float64Array(q.phrases.length);
+  const counted: number[] = [];
+  let found = 0;
+  let pending: number[] = [];
+  let batchSize = FIRST_READ;
+  /** Counts the pending matches the filter accepts, newest first; the floor once the window is full. */
+  const settle = async (): Promise<number | null> => {
+    const ok = accept === null ? null : await accept(pending);
+    for (const id of pending) if ((ok === null || ok.has(id)) && ++found === window) return id;
+    pending = [];
+    return null;
+  };
+  for (let i = 0; i < cuts.length; i++) {
+    if (cuts[i]!.blocks.some((b) => b.decoded === null)) {
+      const batch = new Set<Block>();
+      for (let k = i; k < cuts.length && batch.size < batchSize; k++)
+        for (const b of cuts[k]!.blocks) if (b.decoded === null) batch.add(b);
+      await readBlocks(reader, [...batch], pacer);
+      batchSize = Math.min(MOST_READ, batchSize * 2);
+    }
+    const { lo, hi, blocks } = cuts[i]!;
+    // The stretch's ids, newest first.
+    const ranges = blocks.map((b) => ({
+      b,
+      at: lowerBound(b.decoded!.ids, hi + 1) - 1,
+      end: lowerBound(b.decoded!.ids, lo),
+    }));
+    for (;;) {
+      let id = Number.NEGATIVE_INFINITY;
+      for (const r of ranges) if (r.at >= r.end && r.b.decoded!.ids[r.at]! > id) id = r.b.decoded!.ids[r.at]!;
+      if (id === Number.NEGATIVE_INFINITY) break;
+      freq.fill(0);
+      for (const r of ranges)
+        if (r.at >= r.end && r.b.decoded!.ids[r.at] === id) {
+          const f = r.b.decoded!.frequencies[r.at]!;
+          for (let j = 0; j < termOf.length; j++) if (termOf[j] === r.b.termIndex) freq[j] = f;
+          r.at--;
+        }
+      counted.length = 0;
+      if (!matches(q.tree, freq, counted)) continue;
+      pending.push(id);
+      if (pending.length >= (accept === null ? 1 : FLOOR_BATCH)) {
+        const floor = await settle();
+        if (floor !== null) return floor;
+      }
+    }
+    if (pacer?.due()) await pacer.pause();
+  }
+  return pending.length > 0 ? await settle() : null;
+}
+
 export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed' | 'capped'>> {
-  const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
-  const termOf = slots.map((s) => s[0]?.[0] ?? -1);
+  const { q, reader, totals, limit, accept, pacer } = input;
+  const blocksOfTerm = input.blocksOfTerm;
+  const termOf = termsOfPhrases(input);
   const hits = termOf.map((t) => (t < 0 ? 0 : blocksOfTerm[t]!.reduce((n, b) => n + b.count, 0)));
   const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });
   const counts = countable(q);
@@ -48,28 +143,15 @@ export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, '
     return weights.idf[j]! * max;
   };
 
-  // Cut the id line where any block starts or ends: in each stretch, each term has one block or none.
-  const edges: { at: number; block: Block; open: boolean }[] = [];
-  for (const list of blocksOfTerm)
-    for (const b of list)
-      edges.push({ at: b.firstId, block: b, open: true }, { at: b.lastId + 1, block: b, open: false });
-  edges.sort((a, b) => a.at - b.at);
-  const open = new Set<Block>();
+  const floor = input.floor ?? Number.NEGATIVE_INFINITY;
   const stretches: Stretch[] = [];
-  for (let i = 0; i < edges.length; ) {
-    const at = edges[i]!.at;
-    for (; i < edges.length && edges[i]!.at === at; i++) {
-      if (edges[i]!.open) open.add(edges[i]!.block);
-      else open.delete(edges[i]!.block);
-    }
-    if (open.size === 0 || i === edges.length) continue;
-    const blocks = [...open];
-    const present = new Set(blocks.map((b) => b.termIndex));
-    if (!possible(q.tree, (p) => present.has(termOf[p.index]!))) continue;
+  for (const cut of cutStretches(input, termOf)) {
+    // Below the rank window's floor nothing is ranked; a stretch across it is ranked from the floor up.
+    if (cut.hi < floor) continue;
     let bound = 0;
-    for (const b of blocks)
+    for (const b of cut.blocks)
       for (let j = 0; j < termOf.length; j++) if (termOf[j] === b.termIndex && counts[j]) bound += best(j, b.points);
-    stretches.push({ lo: at, hi: edges[i]!.at - 1, blocks, bound });
+    stretches.push({ lo: Math.max(cut.lo, floor), hi: cut.hi, blocks: cut.blocks, bound });
   }
   stretches.sort((a, b) => b.bound - a.bound || a.lo - b.lo);
 
@@ -88,7 +170,7 @@ export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, '
       const batch = new Set<Block>();
       for (let k = i; k < stretches.length && batch.size < batchSize && canReach(stretches[k]!); k++)
         for (const b of stretches[k]!.blocks) if (b.decoded === null) batch.add(b);
-      blocksRead += await readBlocks(reader, [...batch]);
+      blocksRead += await readBlocks(reader, [...batch], pacer);
       batchSize = Math.min(MOST_READ, batchSize * 2);
     }
     const s = stretches[i]!;
@@ -114,6 +196,7 @@ export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, '
       if (s !== null) top.add(id, s);
     }
     if (top.wantsSettle) await top.settle();
+    if (pacer?.due()) await pacer.pause();
   }
   // A stretch that cannot reach the accepted page cannot reach the final one: it only gets better.
   await top.settle();

@@ -81,9 +81,10 @@ function intersect(a: Float64Array, b: Float64Array): Float64Array {
   return out.subarray(0, k);
 }
 
-export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed' | 'capped'>> {
-  const { q, slots, blocksOfTerm, reader, totals, limit, accept } = input;
-  const blocksRead = await readBlocks(reader, blocksOfTerm.flat());
+export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings, 'blocksListed'>> {
+  const { q, slots, blocksOfTerm, reader, totals, limit, accept, pacer } = input;
+  let floor = input.floor ?? Number.NEGATIVE_INFINITY;
+  const blocksRead = await readBlocks(reader, blocksOfTerm.flat(), pacer);
 
   // The messages to look at: those in which some phrase can occur (all of its words are there).
   const termIds = new Map<number, Float64Array>();
@@ -130,6 +131,7 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
         lengths[at] = ls[i]!;
         for (const j of single) freq[j]![at]! += frequencies[i]!;
       }
+      if (pacer?.due()) await pacer.pause();
     }
   }
   // Phrases of two or more words: positions, in the messages holding all of their words.
@@ -137,9 +139,10 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
     if (p.tokens.length < 2) continue;
     const counter = new PhraseCounter(slots[j]!.map((slot) => slot.map((t) => new TermCursor(blocksOfTerm[t]!))));
     let at = 0;
-    for (const id of candidatesOf[j]!) {
+    for (const [k, id] of candidatesOf[j]!.entries()) {
       while (every[at]! < id) at++;
       freq[j]![at] = counter.count(id);
+      if (k % 1024 === 0 && pacer?.due()) await pacer.pause();
     }
   }
 
@@ -148,21 +151,48 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
   const scorer = new Scorer(q, weights);
   const here = new Float64Array(nPhrase);
   const scoreAt = (m: number): number | null => {
+    // Below the rank window's floor a message counts toward bm25's IDF, but is not ranked.
+    if (every[m]! < floor) return null;
     for (let j = 0; j < nPhrase; j++) here[j] = freq[j]![m]!;
     return scorer.score(here, lengths[m]!);
   };
+  // The rank window: only the newest `window` matches (filters applied) are ranked when there are more.
+  let capped = false;
+  if (input.window !== undefined && input.window <= n) {
+    let found = 0;
+    let pending: number[] = [];
+    const settle = async () => {
+      const ok = accept === null ? null : await accept(pending);
+      for (const id of pending)
+        if ((ok === null || ok.has(id)) && ++found === input.window) {
+          floor = id;
+          capped = true;
+          break;
+        }
+      pending = [];
+    };
+    for (let m = n - 1; m >= 0 && !capped; m--) {
+      if (scoreAt(m) === null) continue;
+      pending.push(every[m]!);
+      if (pending.length >= (accept === null ? 1 : 512)) await settle();
+      if (m % 4096 === 0 && pacer?.due()) await pacer.pause();
+    }
+    if (!capped && pending.length > 0) await settle();
+  }
   if (accept === null && Number.isFinite(limit)) {
     // A page: kept best first as the matches go by, without sorting them all.
     const top = new TopK(limit);
     for (let m = 0; m < n; m++) {
       const score = scoreAt(m);
       if (score !== null) top.add(every[m]!, score);
+      if (m % 4096 === 0 && pacer?.due()) await pacer.pause();
     }
-    return { ids: top.ids, scores: top.scores, blocksRead };
+    return { ids: top.ids, scores: top.scores, blocksRead, capped };
   }
   const matchIds: number[] = [];
   const matchScores: number[] = [];
   for (let m = 0; m < n; m++) {
+    if (m % 4096 === 0 && pacer?.due()) await pacer.pause();
     const score = scoreAt(m);
     if (score === null) continue;
     matchIds.push(every[m]!);
@@ -186,7 +216,7 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
         scores.push(matchScores[k]!);
       }
   }
-  return { ids, scores, blocksRead };
+  return { ids, scores, blocksRead, capped };
 }
 
 /**

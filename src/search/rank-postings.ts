@@ -15,9 +15,9 @@
 import { compile } from './fts5-match.js';
 import { decodeBound } from './postings-block.js';
 import { type QueryMode, parseQuery } from './query.js';
-import { byBounds } from './rank-by-bounds.js';
+import { byBounds, newestFloor } from './rank-by-bounds.js';
 import { everyMatch } from './rank-every-match.js';
-import type { Block } from './rank-shared.js';
+import { type Block, Pacer, type RankInput } from './rank-shared.js';
 import { phraseTokens } from './tokenize.js';
 
 /** A stored block without its data, as an engine lists it. */
@@ -121,37 +121,20 @@ export async function rankPostings(
   const blocksListed = entries.length;
   const accept = options.accept ?? null;
   const wordsOnly = q.phrases.every((p) => p.tokens.length <= 1 && !p.prefix);
-  // More postings than the window: rank every match, keep the newest `window`, and order those.
+  const input: RankInput = { q, slots, blocksOfTerm, reader, totals, limit, accept, pacer: new Pacer() };
+  // More postings than the window: the newest `window` matches may be fewer than all (SQLite's rank window).
   const window = options.window ?? Number.POSITIVE_INFINITY;
-  if (entries.reduce((n, e) => n + e.count, 0) > window) {
-    const all = await everyMatch({ q, slots, blocksOfTerm, reader, totals, limit: Number.POSITIVE_INFINITY, accept });
-    if (all.ids.length > window) {
-      const kept = all.ids
-        .map((id, i) => ({ id, score: all.scores[i]! }))
-        .sort((a, b) => b.id - a.id)
-        .slice(0, window)
-        .sort((a, b) => a.score - b.score || a.id - b.id)
-        .slice(0, limit);
-      return {
-        ids: kept.map((k) => k.id),
-        scores: kept.map((k) => k.score),
-        blocksRead: all.blocksRead,
-        blocksListed,
-        capped: true,
-      };
+  const overWindow = entries.reduce((n, e) => n + e.count, 0) >= window;
+  let capped = false;
+  if (overWindow && wordsOnly) {
+    const floor = await newestFloor(input, window);
+    if (floor !== null) {
+      input.floor = floor;
+      capped = true;
     }
-    return {
-      ids: all.ids.slice(0, limit),
-      scores: all.scores.slice(0, limit),
-      blocksRead: all.blocksRead,
-      blocksListed,
-      capped: false,
-    };
-  }
+  } else if (overWindow) input.window = window;
   // Every match is wanted (a page past the bounds' reach): reading every block costs no more than the bounds.
-  const ranked =
-    wordsOnly && Number.isFinite(limit)
-      ? await byBounds({ q, slots, blocksOfTerm, reader, totals, limit, accept })
-      : await everyMatch({ q, slots, blocksOfTerm, reader, totals, limit, accept });
-  return { ...ranked, blocksListed, capped: false };
+  if (wordsOnly && Number.isFinite(limit)) return { ...(await byBounds(input)), blocksListed, capped };
+  const ranked = await everyMatch(input);
+  return { ...ranked, blocksListed, capped: capped || ranked.capped };
 }

@@ -2,6 +2,7 @@
  * What both ways of ranking postings share (rank-postings.ts): a listed block as they hold it, the query's
  * evaluation on one message as FTS5 does it, the page kept best first, and the reads.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { bm25Score } from './bm25.js';
 import type { CompiledPhrase, CompiledQuery } from './fts5-match.js';
 import { type BoundPoint, type DecodedBlock, decodeBlock } from './postings-block.js';
@@ -26,6 +27,11 @@ export interface RankInput {
   totals: Totals;
   limit: number;
   accept: Accept;
+  /** Only messages with this id or above are ranked (the rank window's floor); bm25's counts stay whole. */
+  floor?: number;
+  /** Every match: rank only the newest `window` matches when there are more (sets the floor itself). */
+  window?: number;
+  pacer?: Pacer;
 }
 
 /**
@@ -186,15 +192,38 @@ export function lowerBound(ids: Float64Array, id: number, from = 0): number {
 }
 
 /** Read and decode (without positions) the blocks not read yet; returns how many were read. */
-export async function readBlocks(reader: PostingsReader, blocks: Block[]): Promise<number> {
+export async function readBlocks(reader: PostingsReader, blocks: Block[], pacer?: Pacer): Promise<number> {
   const missing = blocks.filter((b) => b.decoded === null);
-  if (missing.length === 0) return 0;
-  const data = await reader.read(missing);
-  for (const [i, b] of missing.entries()) {
-    b.data = data[i]!;
-    b.decoded = decodeBlock(b.data, b.firstId, false);
+  // Fetched and decoded a batch at a time: a prefix of common words reads hundreds of blocks.
+  for (let at = 0; at < missing.length; at += READ_BATCH) {
+    const batch = missing.slice(at, at + READ_BATCH);
+    const data = await reader.read(batch);
+    for (const [i, b] of batch.entries()) {
+      b.data = data[i]!;
+      b.decoded = decodeBlock(b.data, b.firstId, false);
+    }
+    if (pacer?.due()) await pacer.pause();
   }
   return missing.length;
+}
+
+/** Blocks fetched per read when a whole list is read. */
+const READ_BATCH = 64;
+
+/**
+ * Lets the event loop run during a long ranking: `due()` is cheap to ask in a loop, `pause()` yields once the
+ * slice is used up. A ranking is CPU work between reads; over hundreds of blocks it would hold the loop.
+ */
+export class Pacer {
+  private last = performance.now();
+  constructor(private readonly sliceMs = 10) {}
+  due(): boolean {
+    return performance.now() - this.last >= this.sliceMs;
+  }
+  async pause(): Promise<void> {
+    await yieldToEventLoop();
+    this.last = performance.now();
+  }
 }
 
 /** A block decoded with its positions (decoded again the first time a phrase needs them). */

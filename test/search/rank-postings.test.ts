@@ -156,6 +156,43 @@ describe('relevance over postings blocks answers as FTS5', () => {
     60_000,
   );
 
+  it.each([
+    ['no filter', '1 = 1', null],
+    ['a third of the messages refused', 'rowid % 3 != 0', (id: number) => id % 3 !== 0],
+  ] as const)(
+    'with a rank window (%s): ranks only the newest matches when there are more, as SQLite does with FTS5',
+    async (_, where, keep) => {
+      const reader = memoryReader(TEXTS, 64);
+      const accept = keep === null ? undefined : async (ids: number[]) => new Set(ids.filter(keep));
+      let capped = 0;
+      let uncapped = 0;
+      for (const window of [30, 400]) {
+        for (const query of queries()) {
+          const plan = planSearch(query);
+          if (plan.path !== 'words') continue;
+          const match = sanitizeFts5Query(query);
+          // SQLite's window (src/db/sqlite/search.ts): the id of the window-th newest match bounds the ranking.
+          const bound = fts5
+            .prepare(`SELECT rowid AS id FROM t WHERE t MATCH ? AND ${where} ORDER BY rowid DESC LIMIT 1 OFFSET ?`)
+            .get(match, window - 1) as { id: number } | undefined;
+          const expected = fts5
+            .prepare(
+              `SELECT rowid AS id FROM t WHERE t MATCH ? AND ${where} AND rowid >= ? ORDER BY bm25(t), rowid LIMIT 20`,
+            )
+            .all(match, bound?.id ?? 0) as { id: number }[];
+          const got = await rankPostings(match, reader, 20, 'words', { accept, window });
+          expect(got.ids, `${query} (window ${window})`).toEqual(expected.map((r) => r.id));
+          expect(got.capped, `${query} (window ${window})`).toBe(bound !== undefined);
+          if (bound !== undefined) capped++;
+          else if (expected.length > 0) uncapped++;
+        }
+      }
+      expect(capped).toBeGreaterThan(50);
+      expect(uncapped).toBeGreaterThan(20);
+    },
+    120_000,
+  );
+
   it('ranks every match when asked for all of them (what an order by time starts from)', async () => {
     const reader = memoryReader(TEXTS, 64);
     for (const query of ['docker', 'docker OR compose', '"error timeout"', 'dep*', 'Поиск NOT привет']) {

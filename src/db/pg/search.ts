@@ -4,7 +4,6 @@
  * scan for short CJK, narrowed by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
  */
 import { sql } from 'drizzle-orm';
-import { timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { MigrationError } from '../../errors.js';
 import type { SearchStatements } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
@@ -87,15 +86,6 @@ const driverCodeOf = (error: unknown): string | null => {
   return null;
 };
 
-/** A newest/oldest order over ranked matches: by time, equal times by bm25 then id (Hermes' ORDER BY). */
-function byTime(ids: number[], scores: number[], time: Map<number, number>, newest: boolean): number[] {
-  const score = new Map(ids.map((id, i) => [id, scores[i]!]));
-  const sign = newest ? -1 : 1;
-  return ids
-    .filter((id) => time.has(id))
-    .sort((a, b) => sign * (time.get(a)! - time.get(b)!) || score.get(a)! - score.get(b)! || a - b);
-}
-
 /** The search statements over the tables `n` names (the store's schema). */
 export function pgSearch(n: QualifiedNames): SearchStatements {
   const index = new PgBlockIndex(n);
@@ -105,29 +95,42 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
     },
     async blocksPage(read, path, query, where, order, limit, offset, cap) {
       const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
-      const byRelevance = order === 'relevance';
-      // The filters, and each candidate's time for an order by time, asked of a few candidates at a time.
-      const time = new Map<number, number>();
+      const reader = index.reader(path, read);
+      if (order !== 'relevance') {
+        // By time: every match ranked (bm25 breaks ties of time), then Postgres orders them by time with the
+        // filters applied and sends only the page.
+        const all = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path);
+        if (all.ids.length === 0) return { rows: [], capped: false };
+        const scored = all.ids.map((id, i) => ({ id, s: all.scores[i]! }));
+        const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
+        const page = await read(
+          rows(sql`SELECT m.id FROM json_to_recordset(${JSON.stringify(scored)}::json) AS k(id int8, s float8)
+            JOIN ${n.messages} m ON m.id = k.id JOIN ${n.sessions} s ON s.id = m.session_id
+            WHERE true ${where ?? sql``} ORDER BY m.timestamp ${direction}, k.s, m.id LIMIT ${end}::int8`),
+        );
+        return {
+          rows: await read(
+            hitRows(
+              n,
+              page.slice(offset).map((r) => Number(r.id)),
+            ),
+          ),
+          capped: false,
+        };
+      }
+      // The filters, asked of a few candidates at a time, best first.
       const accept =
-        where === null && byRelevance
+        where === null
           ? undefined
           : async (ids: number[]) => {
               const found = await read(
-                rows(sql`SELECT m.id, m.timestamp FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
-                  WHERE ${idIn(sql`m.id`, ids)} ${where ?? sql``}`),
+                rows(sql`SELECT m.id FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+                  WHERE ${idIn(sql`m.id`, ids)} ${where}`),
               );
-              for (const r of found) time.set(Number(r.id), timestamptzToEpochSeconds(String(r.timestamp)));
               return new Set(found.map((r) => Number(r.id)));
             };
-      const ranked = await rankPostings(
-        query,
-        index.reader(path, read),
-        byRelevance ? end : Number.POSITIVE_INFINITY,
-        path,
-        { accept, window: byRelevance ? cap : undefined },
-      );
-      const ordered = byRelevance ? ranked.ids : byTime(ranked.ids, ranked.scores, time, order === 'newest');
-      return { rows: await read(hitRows(n, ordered.slice(offset, end))), capped: ranked.capped };
+      const ranked = await rankPostings(query, reader, end, path, { accept, window: cap });
+      return { rows: await read(hitRows(n, ranked.ids.slice(offset, end))), capped: ranked.capped };
     },
     *catchUp() {
       try {
