@@ -198,6 +198,9 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
     matchIds.push(every[m]!);
     matchScores.push(score);
   }
+  // Every match without a filter, for a caller that orders them itself (by time): in id order, unsorted.
+  if (input.unordered && accept === null && !Number.isFinite(limit))
+    return { ids: matchIds, scores: matchScores, blocksRead, capped };
   // Best first; the filter is asked about the best ones a chunk at a time until the page is full.
   const order = matchIds.map((_, k) => k);
   order.sort((a, b) => matchScores[a]! - matchScores[b]! || matchIds[a]! - matchIds[b]!);

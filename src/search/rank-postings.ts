@@ -56,6 +56,11 @@ export interface RankOptions {
    * the store's `searchRankWindow`, as SQLite's FTS5 path applies it. bm25's totals stay the corpus'.
    */
   window?: number;
+  /**
+   * With `limit` Infinity and no `accept`: every match with its score in id order, not sorted by score (a
+   * caller ordering by time sorts them itself).
+   */
+  unordered?: boolean;
 }
 
 export interface RankedPostings {
@@ -121,7 +126,17 @@ export async function rankPostings(
   const blocksListed = entries.length;
   const accept = options.accept ?? null;
   const wordsOnly = q.phrases.every((p) => p.tokens.length <= 1 && !p.prefix);
-  const input: RankInput = { q, slots, blocksOfTerm, reader, totals, limit, accept, pacer: new Pacer() };
+  const input: RankInput = {
+    q,
+    slots,
+    blocksOfTerm,
+    reader,
+    totals,
+    limit,
+    accept,
+    pacer: new Pacer(),
+    unordered: options.unordered,
+  };
   // More postings than the window: the newest `window` matches may be fewer than all (SQLite's rank window).
   const window = options.window ?? Number.POSITIVE_INFINITY;
   const overWindow = entries.reduce((n, e) => n + e.count, 0) >= window;

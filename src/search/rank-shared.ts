@@ -31,6 +31,8 @@ export interface RankInput {
   floor?: number;
   /** Every match: rank only the newest `window` matches when there are more (sets the floor itself). */
   window?: number;
+  /** Every match, in id order (see RankOptions.unordered). */
+  unordered?: boolean;
   pacer?: Pacer;
 }
 
@@ -201,14 +203,14 @@ export async function readBlocks(reader: PostingsReader, blocks: Block[], pacer?
     for (const [i, b] of batch.entries()) {
       b.data = data[i]!;
       b.decoded = decodeBlock(b.data, b.firstId, false);
+      if (pacer?.due()) await pacer.pause();
     }
-    if (pacer?.due()) await pacer.pause();
   }
   return missing.length;
 }
 
-/** Blocks fetched per read when a whole list is read. */
-const READ_BATCH = 64;
+/** Blocks fetched per read when a whole list is read (about 1 MB: each read is a round trip). */
+const READ_BATCH = 256;
 
 /**
  * Lets the event loop run during a long ranking: `due()` is cheap to ask in a loop, `pause()` yields once the

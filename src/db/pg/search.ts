@@ -99,7 +99,7 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       if (order !== 'relevance') {
         // By time: every match ranked (bm25 breaks ties of time), then Postgres orders them by time with the
         // filters applied and sends only the page.
-        const all = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path);
+        const all = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path, { unordered: true });
         if (all.ids.length === 0) return { rows: [], capped: false };
         const scored = all.ids.map((id, i) => ({ id, s: all.scores[i]! }));
         const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
