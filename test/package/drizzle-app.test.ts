@@ -25,10 +25,13 @@ const EXAMPLE = path.join(ROOT, 'examples', 'drizzle-app');
 const INSTALL_TIMEOUT = 600_000;
 const STEP_TIMEOUT = 240_000;
 
-/** The store's Postgres tables (the five Drizzle tables and the two search tables of migrations 0004/0005). */
+/** The store's Postgres tables (the five Drizzle tables and the search tables of migrations 0004 and 0010). */
 const OUR_TABLES = [
+  'message_search_blocks',
+  'message_search_merged',
+  'message_search_recent',
+  'message_search_removed',
   'message_search_stats',
-  'message_search_terms',
   'messages',
   'sessions',
   'state_meta',

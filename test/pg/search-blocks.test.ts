@@ -111,6 +111,47 @@ describe('block index against FTS5', () => {
     }
   }, 600_000);
 
+  it('orders a word in every message of a session by time as FTS5, times with ids and against them', async () => {
+    const pages = async (step: string) => {
+      const differences: string[] = [];
+      for (const sort of ['newest', 'oldest', 'relevance'] as const)
+        for (const options of [
+          { limit: 50, sort },
+          { limit: 30, offset: 100, sort, roleFilter: ['user'] },
+        ]) {
+          const expected = (await stores.sqlite!.searchMessages('ubiquitous', options)).map((h) => h.id);
+          expect(expected.length).toBeGreaterThan(0);
+          for (const [name, store] of all()) {
+            if (name === 'sqlite') continue;
+            const got = (await store.searchMessages('ubiquitous', options)).map((h) => h.id);
+            if (JSON.stringify(got) !== JSON.stringify(expected))
+              differences.push(`${step} ${name} ${JSON.stringify(options)}: ${got} vs ${expected}`);
+          }
+        }
+      expect(differences).toEqual([]);
+    };
+    for (const [, store] of all()) {
+      await store.createSession('everywhere', 'cli');
+      for (let i = 0; i < 2_500; i += 500)
+        await store.appendMessages(
+          'everywhere',
+          Array.from({ length: 500 }, (_, k) => ({
+            role: k % 2 === 0 ? 'user' : 'assistant',
+            content: `ubiquitous ${'filler '.repeat((i + k) % 7)}${i + k}`,
+          })),
+        );
+    }
+    await pages('times with ids');
+    // Times against ids, in pairs of equal times (ties go to bm25, then id), the same on every engine.
+    const time = '1700000000 + ((id * 7919) % 1500) / 2';
+    for (const [, store] of all())
+      await rawExec(
+        store,
+        `UPDATE messages SET timestamp = ${store.dialect === 'sqlite' ? time : `to_timestamp(${time})`} WHERE session_id = 'everywhere'`,
+      );
+    await pages('times against ids');
+  }, 600_000);
+
   it('answers as FTS5 after deletes, replacements and SQL written around the store', async () => {
     for (const [, store] of all()) {
       await store.deleteSession('s3');

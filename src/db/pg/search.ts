@@ -3,9 +3,10 @@
  * shared core as FTS5 ranks them (src/search/rank-postings.ts), in one snapshot; Hermes' newest-first ILIKE
  * scan for short CJK, narrowed by the CJK gram index. Snippets are FTS5's, computed in TypeScript (snippet.ts).
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import { timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { MigrationError } from '../../errors.js';
-import type { SearchStatements } from '../dialect.js';
+import type { SearchStatements, SnapshotRead } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
 import type { QueryNode } from '../../search/query.js';
@@ -86,6 +87,68 @@ const driverCodeOf = (error: unknown): string | null => {
   return null;
 };
 
+/** Matches whose time is asked first for a page by time (ids mostly follow time): then twice as many. */
+const TIME_FIRST = 256;
+/** Matches past those asked that are checked one by one; beyond it, the messages whose time reaches the page. */
+const TIME_REST = 1_000;
+
+/**
+ * The first `end` of `all` (every match, with its bm25) ordered by time, then bm25, then id, filters applied.
+ * Ids mostly follow time, so the times of the newest ids (oldest: the smallest) are asked first, until the page
+ * is full; then every other match whose time reaches the page's last is found (the rest checked directly when
+ * few, else the messages of that stretch of time, through idx_messages_timestamp).
+ */
+async function pageByTime(
+  read: SnapshotRead,
+  n: QualifiedNames,
+  all: { ids: number[]; scores: number[] },
+  where: SQL | null,
+  newest: boolean,
+  end: number,
+): Promise<number[]> {
+  const score = new Map<number, number>();
+  for (const [i, id] of all.ids.entries()) score.set(id, all.scores[i]!);
+  const ids = Float64Array.from(all.ids).sort();
+  if (newest) ids.reverse();
+  const time = new Map<number, { epoch: number; text: string }>();
+  const ask = async (batch: ArrayLike<number>) => {
+    if (batch.length === 0) return;
+    const found = await read(
+      rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+        WHERE ${idIn(sql`m.id`, Array.from(batch))} ${where ?? sql``}`),
+    );
+    for (const r of found) time.set(Number(r.id), { epoch: timestamptzToEpochSeconds(String(r.t)), text: String(r.t) });
+  };
+  let sent = 0;
+  for (let size = Math.max(TIME_FIRST, 2 * end); sent < ids.length && time.size < end; size *= 2) {
+    const batch = ids.subarray(sent, sent + size);
+    sent += batch.length;
+    await ask(batch);
+  }
+  const rest = ids.subarray(sent);
+  if (rest.length > 0 && time.size >= end) {
+    if (rest.length <= TIME_REST) await ask(rest);
+    else {
+      // The page's last time: a match not asked yet belongs on the page only if its time reaches it.
+      const edge = [...time.values()].sort((a, b) => (newest ? b.epoch - a.epoch : a.epoch - b.epoch))[end - 1]!;
+      const last = ids[sent - 1]!;
+      const reaching = await read(
+        rows(sql`SELECT m.id FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+          WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge.text}::timestamptz
+            AND m.id ${sql.raw(newest ? '<' : '>')} ${last}::int8 ${where ?? sql``}
+          LIMIT ${TIME_REST + 1}::int8`),
+      );
+      if (reaching.length > TIME_REST)
+        for (let at = 0; at < rest.length; at += TIME_REST) await ask(rest.subarray(at, at + TIME_REST));
+      else await ask(reaching.map((r) => Number(r.id)).filter((id) => score.has(id)));
+    }
+  }
+  const sign = newest ? -1 : 1;
+  return [...time.keys()]
+    .sort((a, b) => sign * (time.get(a)!.epoch - time.get(b)!.epoch) || score.get(a)! - score.get(b)! || a - b)
+    .slice(0, end);
+}
+
 /** The search statements over the tables `n` names (the store's schema). */
 export function pgSearch(n: QualifiedNames): SearchStatements {
   const index = new PgBlockIndex(n);
@@ -97,26 +160,10 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       const end = Math.min(Number.MAX_SAFE_INTEGER, offset + limit);
       const reader = index.reader(path, read);
       if (order !== 'relevance') {
-        // By time: every match ranked (bm25 breaks ties of time), then Postgres orders them by time with the
-        // filters applied and sends only the page.
+        // By time: every match ranked (bm25 breaks ties of time), then the page found from the newest ids.
         const all = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path, { unordered: true });
-        if (all.ids.length === 0) return { rows: [], capped: false };
-        const scored = all.ids.map((id, i) => ({ id, s: all.scores[i]! }));
-        const direction = sql.raw(order === 'newest' ? 'DESC' : 'ASC');
-        const page = await read(
-          rows(sql`SELECT m.id FROM json_to_recordset(${JSON.stringify(scored)}::json) AS k(id int8, s float8)
-            JOIN ${n.messages} m ON m.id = k.id JOIN ${n.sessions} s ON s.id = m.session_id
-            WHERE true ${where ?? sql``} ORDER BY m.timestamp ${direction}, k.s, m.id LIMIT ${end}::int8`),
-        );
-        return {
-          rows: await read(
-            hitRows(
-              n,
-              page.slice(offset).map((r) => Number(r.id)),
-            ),
-          ),
-          capped: false,
-        };
+        const page = await pageByTime(read, n, all, where, order === 'newest', end);
+        return { rows: await read(hitRows(n, page.slice(offset))), capped: false };
       }
       // The filters, asked of a few candidates at a time, best first.
       const accept =
