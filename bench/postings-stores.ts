@@ -5,7 +5,7 @@
  */
 import mysql from 'mysql2/promise';
 import postgres from 'postgres';
-import { prefixEnd } from '../src/search/postings-index.js';
+import { prefixEnd, uniqueBlocks } from '../src/search/postings-index.js';
 import type { PostingsBlock } from '../src/search/postings-block.js';
 import type { BlockEntry, PostingsReader } from '../src/search/rank-postings.js';
 
@@ -24,16 +24,6 @@ export interface BlockStore {
   reader(table: string): PostingsReader;
   drop(): Promise<void>;
 }
-
-const dedupe = (entries: BlockEntry[]): BlockEntry[] => {
-  const seen = new Set<string>();
-  return entries.filter((e) => {
-    const key = `${e.firstId}\u0000${e.term}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-};
 
 /** A new database on the Postgres server at `adminUrl`, or null when the server is unreachable. */
 export async function postgresBlockStore(adminUrl: string): Promise<BlockStore | null> {
@@ -101,7 +91,7 @@ export async function postgresBlockStore(adminUrl: string): Promise<BlockStore |
                 : db<Row[]>`SELECT ${columns} FROM ${t} WHERE term >= ${p} AND term < ${end}`;
             }),
           ];
-          return dedupe((await Promise.all(reads)).flat().map(entry));
+          return uniqueBlocks((await Promise.all(reads)).flat().map(entry));
         },
         async read(blocks) {
           const rows = await db<{ data: Uint8Array }[]>`
@@ -198,7 +188,7 @@ export async function mariadbBlockStore(adminUrl: string): Promise<BlockStore | 
               ).then(([rows]) => (rows as Row[]).filter((r) => r.term.toString('utf8').startsWith(p))),
             );
           }
-          return dedupe((await Promise.all(reads)).flat().map(entry));
+          return uniqueBlocks((await Promise.all(reads)).flat().map(entry));
         },
         async read(blocks) {
           if (blocks.length === 0) return [];

@@ -155,6 +155,17 @@ export interface CombinedBlocks {
 
 export const blockKey = (b: { term: string; firstId: number }) => `${b.firstId}\u0000${b.term}`;
 
+/** Each block once (an engine listing a query's terms and prefixes finds a block under both). */
+export function uniqueBlocks<B extends { term: string; firstId: number }>(blocks: readonly B[]): B[] {
+  const seen = new Set<string>();
+  return blocks.filter((b) => {
+    const key = blockKey(b);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 /** What a query sees of the recent segment: its terms' postings there, and those messages' lengths. */
 export interface RecentView {
   postings: Map<string, Posting[]>;

@@ -17,12 +17,32 @@ import {
   planSearch,
   verifyStores,
 } from '../../src/index.js';
-import { tsqueryText } from '../../src/db/pg/search.js';
+import type { QueryNode } from '../../src/search/query.js';
 import { containsPattern } from '../../src/sql/like.js';
 import { rowsOf } from '../../src/db/pg/open.js';
 import { type Harness, pgliteHarness, postgresHarness, reportAvailability, sqliteFileHarness } from '../backends.js';
 import { rng } from '../helpers/corpus.js';
 import { pgFolderUpTo, readJournal } from '../helpers/migration-folders.js';
+
+const lexemeText = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** The tsquery text for a parsed query, to read migration 0004's word vector directly (cast with ::tsquery, so no parser re-cuts the words). */
+function tsqueryText(node: QueryNode): string {
+  switch (node.kind) {
+    case 'phrase': {
+      const parts = node.tokens.map(
+        (t, i) => `${lexemeText(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`,
+      );
+      return parts.length === 1 ? parts[0]! : `(${parts.join(' <-> ')})`;
+    }
+    case 'and':
+      return `(${node.children.map(tsqueryText).join(' & ')})`;
+    case 'or':
+      return `(${node.children.map(tsqueryText).join(' | ')})`;
+    case 'not':
+      return `(${tsqueryText(node.left)} & !${tsqueryText(node.right)})`;
+  }
+}
 
 const MiB = 1024 * 1024;
 /** Migration 0004 builds the word vector from a message's first 90,000 and last 10,000 characters. */

@@ -22,6 +22,7 @@ import {
   planRemoval,
   postingsReader,
   prefixEnd,
+  uniqueBlocks,
   removalPlaces,
   termsOf,
 } from '../../search/postings-index.js';
@@ -31,7 +32,7 @@ import type { QualifiedNames } from '../../sql/tables.js';
 import { decodePgJson, decodePgText } from './nul-escape.js';
 
 /** The two indexes, as the `kind` column numbers them. */
-export const INDEX_KINDS = { words: 0, substrings: 1 } as const;
+const INDEX_KINDS = { words: 0, substrings: 1 } as const;
 const MODES: readonly QueryMode[] = ['words', 'substrings'];
 
 /** Text tokenized per catch-up transaction: a bounded stretch of the event loop per piece. */
@@ -47,7 +48,7 @@ const MERGE_BYTES = 8 * 2 ** 20;
  * is built in one pass, in one transaction: merging them a batch at a time would rewrite each term's last
  * block once per batch.
  */
-export const BUILD_AT = 5_000;
+const BUILD_AT = 5_000;
 /** Removed messages taken out of the blocks per transaction. */
 const REMOVE_ROWS = 200;
 
@@ -72,11 +73,31 @@ export function searchableText(row: Record<string, unknown>): string {
 }
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::json`;
+/** The condition that an id is one of `ids` (a JSON parameter: one bind whatever the count). */
+export const idIn = (column: SQL, ids: readonly number[]) =>
+  sql`${column} IN (SELECT value::int8 FROM json_array_elements_text(${json(ids)}))`;
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 const bytesOf = (value: unknown): Uint8Array => {
   if (value instanceof Uint8Array) return value;
   throw new TypeError(`expected bytea, got ${typeof value}`);
 };
+
+/** The ids of `rows` (in order) whose `bytes` fit `budget`; at least one, whatever its size. */
+function withinBytes(rows: readonly Record<string, unknown>[], budget: number): number[] {
+  const ids: number[] = [];
+  let bytes = 0;
+  for (const r of rows) {
+    if (ids.length > 0 && bytes + Number(r.bytes) > budget) break;
+    ids.push(Number(r.id));
+    bytes += Number(r.bytes);
+  }
+  return ids;
+}
+
+/** Bytes of a message's searchable columns (aliased m): what tokenizing it costs. */
+const MESSAGE_BYTES = sql.raw(
+  'COALESCE(octet_length(m.content), 0) + COALESCE(octet_length(m.content_json::text), 0) + COALESCE(octet_length(m.tool_calls::text), 0)',
+);
 
 /** A lock per store (its blocks table's name): merges and removals rewrite blocks one at a time. */
 const blocksLock = (n: QualifiedNames) =>
@@ -109,16 +130,10 @@ function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
       sql`SELECT ${ENTRY_COLUMNS} FROM ${n.messageSearchBlocks} b WHERE b.kind = ${kind} AND ${range}`,
     )) {
       const e = entryOf(r);
-      if (e.term.startsWith(p) && !terms.includes(e.term)) found.push(e);
+      if (e.term.startsWith(p)) found.push(e);
     }
   }
-  const seen = new Set<string>();
-  return found.filter((e) => {
-    const key = `${e.firstId}\u0000${e.term}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  return uniqueBlocks(found);
 }
 
 /** The data of these blocks, in their order. */
@@ -239,18 +254,10 @@ export class PgBlockIndex {
     }
     if (queued > 0) {
       // Sizes first, so one transaction tokenizes a bounded amount of text.
-      const sizes = yield* rows(sql`SELECT r.message_id AS id,
-          COALESCE(octet_length(m.content), 0) + COALESCE(octet_length(m.content_json::text), 0)
-          + COALESCE(octet_length(m.tool_calls::text), 0) AS bytes
+      const sizes = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
         FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
         WHERE r.words IS NULL ORDER BY r.message_id LIMIT ${TOKENIZE_ROWS}`);
-      const ids: number[] = [];
-      let bytes = 0;
-      for (const q of sizes) {
-        if (ids.length > 0 && bytes + Number(q.bytes) > TOKENIZE_BYTES) break;
-        ids.push(Number(q.id));
-        bytes += Number(q.bytes);
-      }
+      const ids = withinBytes(sizes, TOKENIZE_BYTES);
       yield* this.tokenize(ids);
       return true;
     }
@@ -300,9 +307,7 @@ export class PgBlockIndex {
       (SELECT count(*) FROM ${n.messageSearchBlocks}) AS b FROM ${n.messageSearchMerged}`);
     // Another process built it first (the lock serializes builds and merges).
     if (Number(merged!.m) !== 0 || Number(merged!.b) !== 0) return;
-    const queued = yield* rows(sql`SELECT r.message_id AS id,
-        COALESCE(octet_length(m.content), 0) + COALESCE(octet_length(m.content_json::text), 0)
-        + COALESCE(octet_length(m.tool_calls::text), 0) AS bytes
+    const queued = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
       FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
       WHERE r.words IS NULL ORDER BY r.message_id FOR UPDATE OF r`);
     const builders = MODES.map(() => new PostingsBuilder());
@@ -325,7 +330,8 @@ export class PgBlockIndex {
       }
     }
     for (const [k, builder] of builders.entries()) {
-      for (const batch of builder.blocks()) yield* insertBlocks(n, k, batch);
+      // Encoded 256 KB at a time: each piece's statement lets the event loop run.
+      for (const batch of builder.blocks(256 * 1024)) yield* insertBlocks(n, k, batch);
       yield* exec(sql`UPDATE ${n.messageSearchMerged} SET messages = ${builder.messages}, tokens = ${builder.tokens}
         WHERE kind = ${k}`);
     }
@@ -353,7 +359,10 @@ export class PgBlockIndex {
       yield* commitChange(n, k, planRemoval(messages, new Set(), holding));
     }
     yield* exec(
-      sql`DELETE FROM ${n.messageSearchRemoved} WHERE seq IN (SELECT value::int8 FROM json_array_elements_text(${json(found.map((r) => Number(r.seq)))}))`,
+      sql`DELETE FROM ${n.messageSearchRemoved} WHERE ${idIn(
+        sql`seq`,
+        found.map((r) => Number(r.seq)),
+      )}`,
     );
   }
 
@@ -362,15 +371,9 @@ export class PgBlockIndex {
     const { n } = this;
     const sizes = yield* rows(sql`SELECT message_id AS id, octet_length(words) + octet_length(trigrams) AS bytes
       FROM ${n.messageSearchRecent} WHERE words IS NOT NULL ORDER BY message_id LIMIT ${MERGE_AT * 4}`);
-    const ids: number[] = [];
-    let bytes = 0;
-    for (const s of sizes) {
-      if (ids.length > 0 && bytes + Number(s.bytes) > MERGE_BYTES) break;
-      ids.push(Number(s.id));
-      bytes += Number(s.bytes);
-    }
+    const ids = withinBytes(sizes, MERGE_BYTES);
     const found = yield* rows(sql`SELECT message_id AS id, words, trigrams FROM ${n.messageSearchRecent}
-      WHERE message_id IN (SELECT value::int8 FROM json_array_elements_text(${json(ids)})) AND words IS NOT NULL
+      WHERE ${idIn(sql`message_id`, ids)} AND words IS NOT NULL
       ORDER BY message_id FOR UPDATE`);
     if (found.length === 0) return;
     for (const [k, column] of ['words', 'trigrams'].entries()) {
@@ -382,7 +385,10 @@ export class PgBlockIndex {
       yield* commitChange(n, k, planMerge(recent, tails));
     }
     yield* exec(
-      sql`DELETE FROM ${n.messageSearchRecent} WHERE message_id IN (SELECT value::int8 FROM json_array_elements_text(${json(found.map((r) => Number(r.id)))}))`,
+      sql`DELETE FROM ${n.messageSearchRecent} WHERE ${idIn(
+        sql`message_id`,
+        found.map((r) => Number(r.id)),
+      )}`,
     );
   }
 
@@ -403,7 +409,7 @@ export class PgBlockIndex {
     for (let i = 0; i < missing.length; i += 1_000) {
       const found =
         yield* rows(sql`SELECT message_id AS id, xmin::text AS version, words, trigrams FROM ${n.messageSearchRecent}
-        WHERE message_id IN (SELECT value::int8 FROM json_array_elements_text(${json(missing.slice(i, i + 1_000))})) AND words IS NOT NULL`);
+        WHERE ${idIn(sql`message_id`, missing.slice(i, i + 1_000))} AND words IS NOT NULL`);
       for (const r of found)
         this.cache.set(Number(r.id), {
           version: String(r.version),
@@ -445,7 +451,3 @@ export class PgBlockIndex {
     return postingsReader(storage);
   }
 }
-
-/** The condition that an id is one of `ids` (a JSON parameter: one bind whatever the count). */
-export const idIn = (column: SQL, ids: readonly number[]) =>
-  sql`${column} IN (SELECT value::int8 FROM json_array_elements_text(${json(ids)}))`;

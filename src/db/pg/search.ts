@@ -5,11 +5,10 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../../codecs/time.js';
-import { MigrationError } from '../../errors.js';
+import { DatabaseError, MigrationError } from '../../errors.js';
 import type { SearchStatements, SnapshotRead } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
-import type { QueryNode } from '../../search/query.js';
 import { rankPostings } from '../../search/rank-postings.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { PgBlockIndex, idIn, searchableText } from './search-blocks.js';
@@ -21,26 +20,6 @@ const searchText = (n: QualifiedNames) => n.searchText(sql`m.content, m.content_
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
-
-const lexemeText = (token: string) => `'${token.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
-
-/** The tsquery text for a parsed query (cast with ::tsquery, so no parser re-cuts the words). */
-export function tsqueryText(node: QueryNode): string {
-  switch (node.kind) {
-    case 'phrase': {
-      const parts = node.tokens.map(
-        (t, i) => `${lexemeText(t)}${node.prefix && i === node.tokens.length - 1 ? ':*' : ''}`,
-      );
-      return parts.length === 1 ? parts[0]! : `(${parts.join(' <-> ')})`;
-    }
-    case 'and':
-      return `(${node.children.map(tsqueryText).join(' & ')})`;
-    case 'or':
-      return `(${node.children.map(tsqueryText).join(' | ')})`;
-    case 'not':
-      return `(${tsqueryText(node.left)} & !${tsqueryText(node.right)})`;
-  }
-}
 
 const CONTENT_TEXT = sql`COALESCE(m.content, m.content_json::text)`;
 
@@ -78,14 +57,6 @@ function* hitRows(n: QualifiedNames, ids: number[]): Op<Array<Record<string, unk
 
 /** Postgres' "relation does not exist". */
 const UNDEFINED_TABLE = '42P01';
-const driverCodeOf = (error: unknown): string | null => {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && code !== '') return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return null;
-};
 
 /** Matches whose time is asked first for a page by time (ids mostly follow time): then twice as many. */
 const TIME_FIRST = 256;
@@ -183,7 +154,8 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       try {
         return yield* index.catchUp();
       } catch (error) {
-        if (driverCodeOf(error) === UNDEFINED_TABLE)
+        const failure = DatabaseError.from(error);
+        if (failure instanceof DatabaseError && failure.driverCode === UNDEFINED_TABLE)
           throw new MigrationError(
             'SEARCH_NEEDS_MIGRATION',
             `this store's search reads the block index of migration 0010_message_search_blocks, which its history does not record: migrate it (openStore without { migrate: false }, or \`hermes-sessiondb migrate\`)`,
