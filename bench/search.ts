@@ -93,26 +93,23 @@ export function fts5Size(
   }
 }
 
-/** Postgres: the postings table with its key, the messages' search columns and the search indexes. */
+/** Postgres: the block index with its recent segment and queues, and the CJK grams of short-CJK search. */
 async function postgresSearchSize(url: string): Promise<SizeRow> {
   const db = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    const [row] = await db<{ blocks: string; recent: string; columns: string; indexes: string; stats: string }[]>`
+    const [row] = await db<{ blocks: string; recent: string; columns: string; indexes: string }[]>`
       SELECT pg_total_relation_size('message_search_blocks') AS blocks,
         pg_total_relation_size('message_search_recent') + pg_total_relation_size('message_search_removed')
           + pg_total_relation_size('message_search_merged') AS recent,
-        (SELECT COALESCE(sum(pg_column_size(search_vector)) + sum(pg_column_size(search_length))
-           + sum(COALESCE(pg_column_size(search_cjk), 0)), 0) FROM messages) AS columns,
+        (SELECT COALESCE(sum(pg_column_size(search_cjk)), 0) FROM messages) AS columns,
         (SELECT COALESCE(sum(pg_relation_size(c.oid)), 0) FROM pg_class c
-          WHERE c.relname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_cjk')) AS indexes,
-        pg_total_relation_size('message_search_stats') AS stats`;
-    // The block index is what search reads; the 0002/0004 columns, indexes and totals are still written.
+          WHERE c.relname = 'idx_messages_search_cjk') AS indexes`;
+    // The block index is what search reads; the CJK grams narrow Hermes' LIKE scan for CJK under 3 characters.
     const parts = {
       'message_search_blocks (both indexes)': Number(row!.blocks),
       'recent segment and queues': Number(row!.recent),
-      'search columns of messages (0004)': Number(row!.columns),
-      'GIN and trigram indexes (0002/0004)': Number(row!.indexes),
-      message_search_stats: Number(row!.stats),
+      'search_cjk column of messages (0004)': Number(row!.columns),
+      'idx_messages_search_cjk (0004)': Number(row!.indexes),
     };
     return { backend: 'postgres', bytes: sum(parts), parts: describeParts(parts) };
   } finally {

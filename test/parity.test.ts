@@ -16,7 +16,6 @@ const ONLY_IN = {
   },
   pg: {
     tables: {
-      message_search_stats: "BM25's corpus totals (rows, words); FTS5 keeps them in messages_fts_data",
       message_search_blocks:
         "each word's and trigram's postings in blocks; FTS5 keeps them in messages_fts_data and messages_fts_trigram_data",
       message_search_recent:
@@ -26,14 +25,10 @@ const ONLY_IN = {
     } as Record<string, string>,
     columns: {
       'messages.content_json': 'structured content as jsonb (Postgres text cannot hold the NUL of "\\x00json:")',
-      'messages.search_vector': 'generated tsvector; SQLite keeps its word index in the FTS5 table messages_fts',
-      'messages.search_length': 'generated word count for BM25; FTS5 keeps it in messages_fts_docsize',
       'messages.search_cjk':
         'generated CJK characters and pairs for the short-CJK path (SQLite scans with LIKE, as Hermes does)',
     },
     indexes: {
-      idx_messages_search_vector: 'GIN over the tsvector (SQLite: messages_fts)',
-      idx_messages_search_trgm: 'pg_trgm GIN over the searchable text (SQLite: messages_fts_trigram)',
       idx_messages_search_cjk: 'GIN over the CJK grams (SQLite has no index for short CJK, as in Hermes)',
       idx_message_search_recent_queued:
         'the messages waiting to be tokenized (FTS5 tokenizes in the writing transaction)',

@@ -2,8 +2,9 @@
  * The search structures our migrations create and `drizzle-kit push` drops when our tables are not excluded
  * (it removes what the app's schema does not declare: FTS5 tables, triggers, generated columns, GIN indexes).
  * Opening looks for them with one catalog query, so a store says what is missing instead of failing its first
- * search. Each object is listed under the migration that creates it: only the migrations recorded in the
- * database are expected (an older store, or a test's partial migration folder, is not reported).
+ * search. Each object is listed under the migration that creates it, and under the one that drops it when a
+ * later migration does: only what the migrations recorded in the database leave is expected (an older store, or
+ * a test's partial migration folder, is not reported).
  */
 import { MigrationError } from '../errors.js';
 
@@ -12,9 +13,17 @@ export interface MissingStructure {
   name: string;
 }
 
-/** The structures of `structures` (by migration tag) that the applied migrations created. */
-export function expected<K>(structures: Record<string, ReadonlyArray<[K, string]>>, appliedTags: readonly string[]) {
-  return appliedTags.flatMap((tag) => structures[tag] ?? []).map(([kind, name]) => ({ kind, name }));
+/** The structures of `created` (by migration tag) that the applied migrations created and did not drop since. */
+export function expected<K>(
+  created: Record<string, ReadonlyArray<[K, string]>>,
+  appliedTags: readonly string[],
+  dropped: Record<string, ReadonlyArray<[K, string]>> = {},
+) {
+  const gone = new Set(appliedTags.flatMap((tag) => dropped[tag] ?? []).map(([kind, name]) => `${kind} ${name}`));
+  return appliedTags
+    .flatMap((tag) => created[tag] ?? [])
+    .filter(([kind, name]) => !gone.has(`${kind} ${name}`))
+    .map(([kind, name]) => ({ kind, name }));
 }
 
 /** The MigrationError for a store whose migration history records search structures that are not there. */

@@ -1,7 +1,7 @@
 /**
  * Message and session search, as Hermes v11 routes it (hermes-schema-search.md §3-§4): the sanitizer, then
- * word search (FTS5 unicode61 / tsvector), substring search for CJK of 3+ characters (FTS5 trigram /
- * pg_trgm), or a LIKE scan for shorter CJK. The query is parsed once (src/search/query.ts) and each
+ * word search (FTS5 unicode61 / the block index's words), substring search for CJK of 3+ characters (FTS5
+ * trigram / the block index's trigrams), or a LIKE scan for shorter CJK. The query is parsed once (src/search/query.ts) and each
  * dialect emits it; a query FTS5 would reject returns no rows instead of an error, on every backend.
  */
 import { type SQL, sql } from 'drizzle-orm';

@@ -9,8 +9,8 @@
  * - Session counters are bigint NOT NULL DEFAULT 0 (SQLite allows NULL only because Hermes added them with
  *   ALTER TABLE); a message's token_count is integer.
  *
- * Search structures (pg_trgm, the generated tsvector column and the GIN indexes) are in the custom
- * migrations under `drizzle/pg/`, next to the generated ones.
+ * Search structures (the block index's tables and queue triggers, the generated CJK grams and their GIN index)
+ * are in the custom migrations under `drizzle/pg/`, next to the generated ones.
  */
 import { sql } from 'drizzle-orm';
 import {

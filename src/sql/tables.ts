@@ -33,11 +33,7 @@ export interface TableNames {
   readonly stateMeta: SQL;
   readonly telegramDmTopicMode: SQL;
   readonly telegramDmTopicBindings: SQL;
-  /**
-   * Postgres only (search statistics, migration 0004; the block index, migration 0010); bare names on SQLite,
-   * where nothing reads them.
-   */
-  readonly messageSearchStats: SQL;
+  /** Postgres only (the block index, migration 0010); bare names on SQLite, where nothing reads them. */
   readonly messageSearchBlocks: SQL;
   readonly messageSearchRecent: SQL;
   readonly messageSearchRemoved: SQL;
@@ -59,7 +55,6 @@ const TABLES = {
   stateMeta: 'state_meta',
   telegramDmTopicMode: 'telegram_dm_topic_mode',
   telegramDmTopicBindings: 'telegram_dm_topic_bindings',
-  messageSearchStats: 'message_search_stats',
   messageSearchBlocks: 'message_search_blocks',
   messageSearchRecent: 'message_search_recent',
   messageSearchRemoved: 'message_search_removed',

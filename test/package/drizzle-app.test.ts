@@ -25,13 +25,12 @@ const EXAMPLE = path.join(ROOT, 'examples', 'drizzle-app');
 const INSTALL_TIMEOUT = 600_000;
 const STEP_TIMEOUT = 240_000;
 
-/** The store's Postgres tables (the five Drizzle tables and the search tables of migrations 0004 and 0010). */
+/** The store's Postgres tables (the five Drizzle tables and the block index of migration 0010). */
 const OUR_TABLES = [
   'message_search_blocks',
   'message_search_merged',
   'message_search_recent',
   'message_search_removed',
-  'message_search_stats',
   'messages',
   'sessions',
   'state_meta',
@@ -41,7 +40,7 @@ const OUR_TABLES = [
 /** In schema hermes the store's migration history sits next to its tables (default layout: schema hermes_sessiondb). */
 const OUR_TABLES_IN_HERMES = [...OUR_TABLES, '__hermes_sessiondb_migrations'].sort();
 const APP_TABLES = ['app_notes', 'sessions'];
-const SEARCH_INDEXES = ['idx_messages_search_trgm', 'idx_messages_search_vector'];
+const SEARCH_INDEXES = ['idx_messages_search_cjk'];
 
 interface Result {
   code: number;
@@ -114,12 +113,12 @@ const tablesIn = async (url: string, schema: string) =>
     .map((r) => r.name)
     .sort();
 
-/** What search depends on and drizzle-kit does not know: the generated column and the two GIN indexes. */
+/** What search depends on on messages and drizzle-kit does not know: the generated CJK grams and their GIN index. */
 async function searchStructures(url: string, schema: string) {
   const column = await catalog<{ type: string }>(
     url,
     `SELECT data_type AS type FROM information_schema.columns
-     WHERE table_schema = '${schema}' AND table_name = 'messages' AND column_name = 'search_vector'`,
+     WHERE table_schema = '${schema}' AND table_name = 'messages' AND column_name = 'search_cjk'`,
   );
   const indexes = await catalog<{ name: string; method: string }>(
     url,
@@ -127,9 +126,9 @@ async function searchStructures(url: string, schema: string) {
      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am am ON am.oid = c.relam
      WHERE n.nspname = '${schema}' AND c.relname IN (${SEARCH_INDEXES.map((i) => `'${i}'`).join(', ')}) ORDER BY 1`,
   );
-  return { searchVector: column[0]?.type ?? null, indexes: indexes.map((i) => `${i.name} (${i.method})`) };
+  return { searchCjk: column[0]?.type ?? null, indexes: indexes.map((i) => `${i.name} (${i.method})`) };
 }
-const INTACT = { searchVector: 'tsvector', indexes: SEARCH_INDEXES.map((i) => `${i} (gin)`) };
+const INTACT = { searchCjk: 'ARRAY', indexes: SEARCH_INDEXES.map((i) => `${i} (gin)`) };
 
 beforeAll(async () => {
   const tarball = await packedTarball();

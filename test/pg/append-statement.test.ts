@@ -238,7 +238,7 @@ for (const h of harnesses) {
       }
     });
 
-    it('writes nothing for an unknown session: no row, nothing queued, no statistics', async () => {
+    it('writes nothing for an unknown session: no row, nothing queued, no index totals', async () => {
       const store = await h.open();
       try {
         const t = (store.backend as PgBackend).names;
@@ -249,8 +249,8 @@ for (const h of harnesses) {
             store,
             sql`SELECT (SELECT count(*) FROM ${t.messages})::int AS messages,
               (SELECT count(*) FROM ${t.messageSearchRecent})::int AS queued,
-              (SELECT COALESCE(sum(docs), 0)::int FROM ${t.messageSearchStats}) AS docs,
-              (SELECT COALESCE(sum(tokens), 0)::int FROM ${t.messageSearchStats}) AS tokens`,
+              (SELECT sum(messages)::int FROM ${t.messageSearchMerged}) AS docs,
+              (SELECT sum(tokens)::int FROM ${t.messageSearchMerged}) AS tokens`,
           );
         const before = await totals();
         await expect(store.appendMessage('nope', 'user', 'lost words')).rejects.toBeInstanceOf(SessionNotFoundError);

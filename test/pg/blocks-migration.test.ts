@@ -1,7 +1,8 @@
 /**
- * Migration 0010 (the block index, replacing 0005's per-word postings) on a populated store: no message or
- * session changes; every message waits in the queue, the first search indexes all of them, and search on the
- * migrated store gives SQLite's answer for the same data, words, phrases, prefixes and substrings.
+ * Migrations 0010 (the block index, replacing 0005's per-word postings) and 0011 (dropping 0002/0004's word
+ * vector, trigram index and totals) on a populated store: no message or session changes; every message waits in
+ * the queue, the first search indexes all of them, and search on the migrated store gives SQLite's answer for the
+ * same data, words, phrases, prefixes and substrings.
  */
 import fs from 'node:fs';
 import { sql } from 'drizzle-orm';
@@ -110,12 +111,12 @@ for (const h of harnesses) {
         // Sessions as the old migration wrote them: the activity columns are added (and filled) by 0008/0009.
         const digest = async (store: SessionStore) =>
           (
-            await rowsOfStore<{ n: number; messages: string; sessions: string; vectors: string }>(
+            await rowsOfStore<{ n: number; messages: string; sessions: string }>(
               store,
+              // Every column but the two 0011 drops (search_cjk, which stays, included).
               sql`SELECT (SELECT count(*)::int FROM messages) AS n,
-                  (SELECT md5(string_agg(to_jsonb(m)::text, E'\n' ORDER BY m.id)) FROM messages m) AS messages,
-                  (SELECT md5(string_agg((to_jsonb(s) - 'last_message_at' - 'chain_last_active')::text, E'\n' ORDER BY s.id)) FROM sessions s) AS sessions,
-                  (SELECT md5(string_agg(search_vector::text, E'\n' ORDER BY id)) FROM messages) AS vectors`,
+                  (SELECT md5(string_agg((to_jsonb(m) - 'search_vector' - 'search_length')::text, E'\n' ORDER BY m.id)) FROM messages m) AS messages,
+                  (SELECT md5(string_agg((to_jsonb(s) - 'last_message_at' - 'chain_last_active')::text, E'\n' ORDER BY s.id)) FROM sessions s) AS sessions`,
             )
           )[0]!;
 
@@ -140,7 +141,15 @@ for (const h of harnesses) {
           const status = await store.migrationStatus();
           expect(status.pending).toEqual([]);
           expect(status.applied).toContain('0010_message_search_blocks');
+          expect(status.applied).toContain('0011_drop_replaced_search_structures');
           expect(await digest(store)).toEqual(before);
+          const [dropped] = await rowsOfStore<{ n: number }>(
+            store,
+            sql`SELECT (SELECT count(*)::int FROM pg_attribute WHERE attrelid = 'messages'::regclass
+                  AND attname IN ('search_vector', 'search_length') AND NOT attisdropped)
+              + (SELECT count(*)::int FROM pg_class WHERE relname IN ('message_search_stats', 'idx_messages_search_vector', 'idx_messages_search_trgm')) AS n`,
+          );
+          expect(dropped!.n).toBe(0);
           // Every message waits to be indexed; the first search indexes them all, in bounded pieces.
           const index = async () =>
             (

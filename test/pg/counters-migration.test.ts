@@ -107,7 +107,7 @@ for (const h of harnesses) {
               store,
               sql`SELECT (SELECT count(*)::int FROM sessions) AS sessions, (SELECT count(*)::int FROM messages) AS messages,
                   (SELECT md5(string_agg((to_jsonb(s) - 'last_message_at' - 'chain_last_active')::text, E'\n' ORDER BY s.id)) FROM sessions s) AS "sessionRows",
-                  (SELECT md5(string_agg(to_jsonb(m)::text, E'\n' ORDER BY m.id)) FROM messages m) AS "messageRows",
+                  (SELECT md5(string_agg((to_jsonb(m) - 'search_vector' - 'search_length')::text, E'\n' ORDER BY m.id)) FROM messages m) AS "messageRows",
                   (SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_name) FROM information_schema.columns
                     WHERE table_name = 'sessions' AND column_name IN ('message_count', 'tool_call_count', 'api_call_count')) AS types`,
             )

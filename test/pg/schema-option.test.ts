@@ -27,7 +27,6 @@ const OUR_TABLES = [
   'message_search_merged',
   'message_search_recent',
   'message_search_removed',
-  'message_search_stats',
   'messages',
   'sessions',
   'state_meta',
@@ -40,12 +39,7 @@ const OUR_FUNCTIONS = [
   'message_search_queue_change',
   'message_search_queue_remove',
   'message_search_queue_reset',
-  'message_search_stats_add',
-  'message_search_stats_change',
-  'message_search_stats_remove',
-  'message_search_stats_reset',
   'message_search_text',
-  'message_word_vector',
   'message_word_window',
   'session_activity_chain',
   'session_activity_messages_added',
@@ -62,8 +56,7 @@ const OUR_FUNCTIONS = [
 // Functions pinned to the store's schema (migrations 0007 and 0009): every trigger function, and the walks
 // the session-activity triggers call. The IMMUTABLE search-text functions need none.
 const PLPGSQL_FUNCTIONS = OUR_FUNCTIONS.filter(
-  (f) =>
-    f.startsWith('message_search_stats_') || f.startsWith('message_search_queue_') || f.startsWith('session_activity_'),
+  (f) => f.startsWith('message_search_queue_') || f.startsWith('session_activity_'),
 );
 
 const backendOf = (store: SessionStore) => store.backend as PgBackend;
@@ -366,12 +359,12 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
       JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = 'hermes' AND NOT t.tgisinternal`,
     );
-    // 8 for search (0004, 0005), 8 for session activity (0009).
-    expect(triggers[0]!.n).toBe(16);
+    // 4 for search (0010's queue), 8 for session activity (0009).
+    expect(triggers[0]!.n).toBe(12);
     // introspect() describes the store's schema.
     const live = await store.introspect();
     expect(Object.keys(live.tables).sort()).toEqual(OUR_TABLES);
-    expect(live.triggers).toHaveLength(16);
+    expect(live.triggers).toHaveLength(12);
   });
 
   it('(d) uses a pg_trgm installed elsewhere (public) without creating anything in public', async () => {
@@ -382,14 +375,7 @@ describe.skipIf(!available)(`schema option on Postgres${available ? '' : ` (skip
     expect(await extensionSchema(store)).toBe('public');
     expect(await backendOf(store).trigramSeesMultibyte()).toBe(true);
     expect((await contentsOf(store, 'public')).all).toEqual([]);
-    // The trigram index was built with public's operator class, and the trigger functions can see it.
-    const [ix] = await query<{ opclass: string }>(
-      store,
-      sql`SELECT n.nspname || '.' || o.opcname AS opclass FROM pg_catalog.pg_index i
-      JOIN pg_catalog.pg_opclass o ON o.oid = i.indclass[0] JOIN pg_catalog.pg_namespace n ON n.oid = o.opcnamespace
-      WHERE i.indexrelid = 'hermes.idx_messages_search_trgm'::regclass`,
-    );
-    expect(ix!.opclass).toBe('public.gin_trgm_ops');
+    // The trigger functions can see it.
     const [config] = (await contentsOf(store, 'hermes')).functions.filter(
       (f) => f.proname === 'message_search_queue_add',
     );

@@ -147,7 +147,6 @@ export class PgRunner implements Runner {
     const tables = [
       t.sessions,
       t.messages,
-      t.messageSearchStats,
       t.messageSearchBlocks,
       t.messageSearchRecent,
       t.stateMeta,

@@ -27,7 +27,7 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
       `messages_search_stats_${op}`,
     ]),
   ],
-  // 0005's message_search_terms and its triggers are dropped by 0010: nothing to expect of them.
+  // 0005's message_search_terms and its triggers are dropped by 0010 (never listed: they were never checked).
   '0010_message_search_blocks': [
     ...['blocks', 'recent', 'removed', 'merged'].map((t): [PgKind, string] => ['table', `message_search_${t}`]),
     ['index', 'idx_message_search_recent_queued'],
@@ -39,12 +39,28 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
   ],
 };
 
+/** What a later migration drops of the structures above. */
+const PG_DROPPED: Record<string, ReadonlyArray<[PgKind, string]>> = {
+  '0011_drop_replaced_search_structures': [
+    ['column', 'search_vector'],
+    ['index', 'idx_messages_search_vector'],
+    ['index', 'idx_messages_search_trgm'],
+    ['function', 'message_word_vector'],
+    ['column', 'search_length'],
+    ['table', 'message_search_stats'],
+    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
+      'trigger',
+      `messages_search_stats_${op}`,
+    ]),
+  ],
+};
+
 export async function missingPgSearchStructures(
   db: PgExecutor,
   appliedTags: readonly string[],
   schema = 'public',
 ): Promise<MissingStructure[]> {
-  const wanted = expected(PG_STRUCTURES, appliedTags);
+  const wanted = expected(PG_STRUCTURES, appliedTags, PG_DROPPED);
   if (wanted.length === 0) return [];
   const rows = rowsOf<MissingStructure>(
     await db.execute(sql`
