@@ -107,38 +107,71 @@ export function encodeBlock(
   postings: readonly Posting[],
   lengthOf: (id: number) => number,
 ): PostingsBlock {
-  if (postings.length === 0) throw new RangeError('postings: an empty block');
+  const n = postings.length;
+  const ids = new Float64Array(n);
+  const frequencies = new Uint32Array(n);
+  const lengths = new Uint32Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += postings[i]!.positions.length;
+  const positions = new Float64Array(total);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const p = postings[i]!;
+    ids[i] = p.id;
+    frequencies[i] = p.positions.length;
+    lengths[i] = lengthOf(p.id);
+    for (const position of p.positions) positions[k++] = position;
+  }
+  return encodeFlatBlock(term, { count: n, ids, frequencies, lengths, positions });
+}
+
+/**
+ * A run of postings in flat arrays: message i of `count` has id ids[i], the term frequencies[i] times, and
+ * length lengths[i]; its positions follow message i - 1's in `positions`.
+ */
+export interface FlatPostings {
+  count: number;
+  ids: ArrayLike<number>;
+  frequencies: ArrayLike<number>;
+  lengths: ArrayLike<number>;
+  positions: ArrayLike<number>;
+}
+
+/** One block from flat arrays (ids ascending, at least one message): no object per posting. */
+export function encodeFlatBlock(term: string, flat: FlatPostings): PostingsBlock {
+  const { count: n, ids, frequencies, lengths, positions } = flat;
+  if (n === 0) throw new RangeError('postings: an empty block');
   let positionsCount = 0;
-  for (const p of postings) positionsCount += p.positions.length;
-  const w = new VarintWriter(8 + 4 * postings.length + 2 * positionsCount);
-  w.write(postings.length);
-  const firstId = postings[0]!.id;
+  for (let i = 0; i < n; i++) positionsCount += frequencies[i]!;
+  const w = new VarintWriter(8 + 4 * n + 2 * positionsCount);
+  w.write(n);
+  const firstId = ids[0]!;
   let last = firstId;
-  for (let i = 1; i < postings.length; i++) {
-    const id = postings[i]!.id;
+  for (let i = 1; i < n; i++) {
+    const id = ids[i]!;
     if (id <= last) throw new RangeError(`postings: id ${id} does not follow ${last}`);
     w.write(id - last);
     last = id;
   }
-  for (const p of postings) {
-    if (p.positions.length === 0) throw new RangeError(`postings: message ${p.id} has no position`);
-    w.write(p.positions.length);
+  for (let i = 0; i < n; i++) {
+    if (frequencies[i] === 0) throw new RangeError(`postings: message ${ids[i]} has no position`);
+    w.write(frequencies[i]!);
   }
   // The shortest message at each frequency: the bound's candidates, without an object per posting.
   const shortest = new Map<number, number>();
-  for (const p of postings) {
-    const length = lengthOf(p.id);
+  for (let i = 0; i < n; i++) {
+    const length = lengths[i]!;
     w.write(length);
-    const f = p.positions.length;
+    const f = frequencies[i]!;
     const known = shortest.get(f);
     if (known === undefined || length < known) shortest.set(f, length);
   }
-  for (const p of postings) {
-    const positions = p.positions;
+  let k = 0;
+  for (let i = 0; i < n; i++) {
     let at = 0;
-    for (let k = 0; k < positions.length; k++) {
-      const position = positions[k]!;
-      if (k > 0 && position <= at) throw new RangeError(`postings: position ${position} does not follow ${at}`);
+    for (let j = 0; j < frequencies[i]!; j++) {
+      const position = positions[k++]!;
+      if (j > 0 && position <= at) throw new RangeError(`postings: position ${position} does not follow ${at}`);
       w.write(position - at);
       at = position;
     }
@@ -149,7 +182,7 @@ export function encodeBlock(
     term,
     firstId,
     lastId: last,
-    count: postings.length,
+    count: n,
     bound: encodeBound(boundOf(points)),
     data: w.result(),
   };

@@ -131,6 +131,7 @@ describe('an index built in one pass', () => {
       await mergeRecent(merged);
       const builder = new PostingsBuilder();
       for (const m of messages) builder.add(m.id, m.indexed);
+      expect(() => builder.add(1, messages[0]!.indexed)).toThrow(/does not follow/);
       const built = [...builder.blocks(64 * 1024)].flat();
       const key = (b: PostingsBlock) => `${b.term}\u0000${b.firstId}`;
       const expected = [...merged.blocks.values()].flatMap((byFirst) => [...byFirst.values()]);
@@ -141,7 +142,8 @@ describe('an index built in one pass', () => {
       const keys = built.map((b) => [b.term, b.firstId] as const);
       const sorted = [...keys].sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x - y));
       expect(keys).toEqual(sorted);
-      expect(() => builder.add(1, messages[0]!.indexed)).toThrow(RangeError);
+      expect(() => builder.add(messages.length + 1, messages[0]!.indexed)).toThrow(/after blocks/);
+      expect(() => [...builder.blocks()]).toThrow(/twice/);
     },
   );
 });
