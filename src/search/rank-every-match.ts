@@ -189,30 +189,39 @@ export async function everyMatch(input: RankInput): Promise<Omit<RankedPostings,
     }
     return { ids: top.ids, scores: top.scores, blocksRead, capped };
   }
-  const matchIds: number[] = [];
-  const matchScores: number[] = [];
+  // Typed arrays: pushing 100,000 scores onto an array costs more than computing them.
+  const matchIds = new Float64Array(n);
+  const matchScores = new Float64Array(n);
+  let matched = 0;
   for (let m = 0; m < n; m++) {
     if (m % 4096 === 0 && pacer?.due()) await pacer.pause();
     const score = scoreAt(m);
     if (score === null) continue;
-    matchIds.push(every[m]!);
-    matchScores.push(score);
+    matchIds[matched] = every[m]!;
+    matchScores[matched++] = score;
   }
   // Every match without a filter, for a caller that orders them itself (by time): in id order, unsorted.
   if (input.unordered && accept === null && !Number.isFinite(limit))
-    return { ids: matchIds, scores: matchScores, blocksRead, capped };
+    return {
+      ids: [],
+      scores: [],
+      byId: { ids: matchIds.subarray(0, matched), scores: matchScores.subarray(0, matched) },
+      blocksRead,
+      capped,
+    };
   // Best first; the filter is asked about the best ones a chunk at a time until the page is full.
-  const order = matchIds.map((_, k) => k);
+  const order = new Uint32Array(matched);
+  for (let k = 0; k < matched; k++) order[k] = k;
   order.sort((a, b) => matchScores[a]! - matchScores[b]! || matchIds[a]! - matchIds[b]!);
   const ids: number[] = [];
   const scores: number[] = [];
   for (let at = 0; at < order.length && ids.length < limit; ) {
-    const chunk = order.slice(
+    const chunk = order.subarray(
       at,
       at + (accept === null ? limit - ids.length : Math.max(2 * (limit - ids.length), 100)),
     );
     at += chunk.length;
-    const ok = accept === null ? null : await accept(chunk.map((k) => matchIds[k]!));
+    const ok = accept === null ? null : await accept(Array.from(chunk, (k) => matchIds[k]!));
     for (const k of chunk)
       if (ids.length < limit && (ok === null || ok.has(matchIds[k]!))) {
         ids.push(matchIds[k]!);

@@ -58,7 +58,7 @@ export interface RankOptions {
   window?: number;
   /**
    * With `limit` Infinity and no `accept`: every match with its score in id order, not sorted by score (a
-   * caller ordering by time sorts them itself).
+   * caller ordering by time sorts them itself), in `byId`; `ids` and `scores` are then empty.
    */
   unordered?: boolean;
 }
@@ -75,6 +75,8 @@ export interface RankedPostings {
   blocksListed: number;
   /** True when more messages matched than `window` and only the newest `window` were ranked. */
   capped: boolean;
+  /** With `unordered` (when every match was scored): every match in id order, with its bm25. */
+  byId?: { ids: Float64Array; scores: Float64Array };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { SearchStatements, SnapshotRead } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
 import { rankPostings } from '../../search/rank-postings.js';
+import { lowerBound } from '../../search/rank-shared.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { PgBlockIndex, idIn, searchableText } from './search-blocks.js';
 import { containsPattern } from '../../sql/like.js';
@@ -64,7 +65,8 @@ const TIME_FIRST = 256;
 const TIME_REST = 1_000;
 
 /**
- * The first `end` of `all` (every match, with its bm25) ordered by time, then bm25, then id, filters applied.
+ * The first `end` of `all` (every match in id order, with its bm25) ordered by time, then bm25, then id, filters
+ * applied.
  * Ids mostly follow time, so the times of the newest ids (oldest: the smallest) are asked first, until the page
  * is full; then every other match whose time reaches the page's last is found (the rest checked directly when
  * few, else the messages of that stretch of time, through idx_messages_timestamp).
@@ -72,15 +74,19 @@ const TIME_REST = 1_000;
 async function pageByTime(
   read: SnapshotRead,
   n: QualifiedNames,
-  all: { ids: number[]; scores: number[] },
+  all: { ids: Float64Array; scores: Float64Array },
   where: SQL | null,
   newest: boolean,
   end: number,
 ): Promise<number[]> {
-  const score = new Map<number, number>();
-  for (const [i, id] of all.ids.entries()) score.set(id, all.scores[i]!);
-  const ids = Float64Array.from(all.ids).sort();
-  if (newest) ids.reverse();
+  // Every match in id order (rankPostings' unordered answer): a score is found by binary search, not through
+  // a map of every match, and the newest ids are the last ones.
+  const byId = all.ids;
+  const scoreOf = (id: number): number | undefined => {
+    const at = lowerBound(byId, id);
+    return byId[at] === id ? all.scores[at] : undefined;
+  };
+  const ids = newest ? byId.slice().reverse() : byId;
   const time = new Map<number, { epoch: number; text: string }>();
   const ask = async (batch: ArrayLike<number>) => {
     if (batch.length === 0) return;
@@ -111,12 +117,12 @@ async function pageByTime(
       );
       if (reaching.length > TIME_REST)
         for (let at = 0; at < rest.length; at += TIME_REST) await ask(rest.subarray(at, at + TIME_REST));
-      else await ask(reaching.map((r) => Number(r.id)).filter((id) => score.has(id)));
+      else await ask(reaching.map((r) => Number(r.id)).filter((id) => scoreOf(id) !== undefined));
     }
   }
   const sign = newest ? -1 : 1;
   return [...time.keys()]
-    .sort((a, b) => sign * (time.get(a)!.epoch - time.get(b)!.epoch) || score.get(a)! - score.get(b)! || a - b)
+    .sort((a, b) => sign * (time.get(a)!.epoch - time.get(b)!.epoch) || scoreOf(a)! - scoreOf(b)! || a - b)
     .slice(0, end);
 }
 
@@ -132,7 +138,8 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       const reader = index.reader(path, read);
       if (order !== 'relevance') {
         // By time: every match ranked (bm25 breaks ties of time), then the page found from the newest ids.
-        const all = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path, { unordered: true });
+        const ranked = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path, { unordered: true });
+        const all = ranked.byId ?? { ids: new Float64Array(0), scores: new Float64Array(0) };
         const page = await pageByTime(read, n, all, where, order === 'newest', end);
         return { rows: await read(hitRows(n, page.slice(offset))), capped: false };
       }
