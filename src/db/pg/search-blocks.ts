@@ -113,13 +113,23 @@ const entryOf = (r: Record<string, unknown>): BlockEntry => ({
 const blockOf = (r: Record<string, unknown>): PostingsBlock => ({ ...entryOf(r), data: bytesOf(r.data) });
 const ENTRY_COLUMNS = sql.raw(`convert_from(b.term, 'UTF8') AS term, b.first_id, b.last_id, b.count, b.bound`);
 
+/**
+ * A listed block with its row version (xmin: the transaction that wrote it). A row version's bytes never
+ * change, so a block's data may be reused from the cache while (term, first id, version) are the same.
+ */
+interface ListedBlock extends BlockEntry {
+  version: string;
+}
+const hasVersion = (b: BlockEntry): b is ListedBlock => typeof (b as Partial<ListedBlock>).version === 'string';
+
 /** Merged blocks (without data) of these terms and of every term starting with one of the prefixes. */
 function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], prefixes: readonly string[]) {
-  const found: BlockEntry[] = [];
+  const found: ListedBlock[] = [];
+  const listed = (r: Record<string, unknown>): ListedBlock => ({ ...entryOf(r), version: String(r.version) });
   if (terms.length > 0)
-    for (const r of yield* rows(sql`SELECT ${ENTRY_COLUMNS} FROM ${n.messageSearchBlocks} b
+    for (const r of yield* rows(sql`SELECT ${ENTRY_COLUMNS}, b.xmin::text AS version FROM ${n.messageSearchBlocks} b
         WHERE b.kind = ${kind} AND b.term IN (SELECT convert_to(t, 'UTF8') FROM json_array_elements_text(${json(terms)}) t)`))
-      found.push(entryOf(r));
+      found.push(listed(r));
   for (const p of prefixes) {
     const end = prefixEnd(p);
     const range =
@@ -127,9 +137,9 @@ function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
         ? sql`b.term >= convert_to(${p}, 'UTF8')`
         : sql`b.term >= convert_to(${p}, 'UTF8') AND b.term < convert_to(${end}, 'UTF8')`;
     for (const r of yield* rows(
-      sql`SELECT ${ENTRY_COLUMNS} FROM ${n.messageSearchBlocks} b WHERE b.kind = ${kind} AND ${range}`,
+      sql`SELECT ${ENTRY_COLUMNS}, b.xmin::text AS version FROM ${n.messageSearchBlocks} b WHERE b.kind = ${kind} AND ${range}`,
     )) {
-      const e = entryOf(r);
+      const e = listed(r);
       if (e.term.startsWith(p)) found.push(e);
     }
   }
@@ -223,9 +233,46 @@ interface CachedRecent {
 
 const SEARCH_COLUMNS = sql.raw('m.content, m.content_json, m.tool_name, m.tool_calls');
 
-/** The block index of one store: its catch-up steps and its readers. Holds the recent segment's decode cache. */
+/** Bytes of block data a process keeps for the next searches (the blocks of common words, read again and again). */
+const BLOCK_CACHE_BYTES = 32 * 2 ** 20;
+
+/** Block data by key, least recently used dropped first once over `limit` bytes. */
+class BlockDataCache {
+  private readonly entries = new Map<string, Uint8Array>();
+  private bytes = 0;
+  constructor(private readonly limit: number) {}
+
+  get(key: string): Uint8Array | undefined {
+    const data = this.entries.get(key);
+    if (data !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, data);
+    }
+    return data;
+  }
+
+  set(key: string, data: Uint8Array): void {
+    if (data.length > this.limit) return;
+    const old = this.entries.get(key);
+    if (old !== undefined) this.bytes -= old.length;
+    this.entries.delete(key);
+    this.entries.set(key, data);
+    this.bytes += data.length;
+    for (const [k, d] of this.entries) {
+      if (this.bytes <= this.limit) break;
+      this.entries.delete(k);
+      this.bytes -= d.length;
+    }
+  }
+}
+
+/**
+ * The block index of one store: its catch-up steps and its readers. Holds the recent segment's decode cache and
+ * a cache of block data.
+ */
 export class PgBlockIndex {
   private readonly cache = new Map<number, CachedRecent>();
+  private readonly blockData = new BlockDataCache(BLOCK_CACHE_BYTES);
 
   constructor(private readonly n: QualifiedNames) {}
 
@@ -435,7 +482,21 @@ export class PgBlockIndex {
     const unsupported = () => Promise.reject(new Error('a search does not write the index'));
     const storage: PostingsStorage = {
       list: (terms, prefixes) => read(listBlocks(n, kind, terms, prefixes)),
-      read: (blocks) => read(readBlocks(n, kind, blocks)),
+      read: async (blocks) => {
+        const keyOf = (b: BlockEntry) =>
+          hasVersion(b) ? `${kind}\u0000${b.term}\u0000${b.firstId}\u0000${b.version}` : null;
+        const keys = blocks.map(keyOf);
+        const cached = keys.map((key) => (key === null ? undefined : this.blockData.get(key)));
+        const missing = blocks.filter((_, i) => cached[i] === undefined);
+        const fetched = missing.length === 0 ? [] : await read(readBlocks(n, kind, missing));
+        let next = 0;
+        return blocks.map((_, i) => {
+          if (cached[i] !== undefined) return cached[i]!;
+          const data = fetched[next++]!;
+          if (keys[i] !== null) this.blockData.set(keys[i]!, data);
+          return data;
+        });
+      },
       recent: () => read(this.recent(kind)),
       mergedTotals: () =>
         read(
