@@ -1,6 +1,8 @@
 /**
  * Import, copy and verify rates: a Hermes-format state.db of BENCH_MESSAGES messages (built here with Hermes'
- * own DDL and FTS triggers) imported into an SQLite file and into Postgres, then copied between them.
+ * own DDL and FTS triggers), or the file BENCH_IMPORT_SOURCE names (Hermes' own, e.g. the 200,000-message
+ * fixture), imported into an SQLite file, into Postgres and into MariaDB/MySQL (MYSQL_URL), then copied
+ * between SQLite and Postgres.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { copyStore, importHermesStateDb, openStore, verifyStores } from '../src/index.js';
 import { HERMES_V11_DDL } from '../test/helpers/hermes-schema.js';
@@ -96,8 +99,10 @@ export async function benchImport(
   const row = (target: string, messages: number, seconds: number) =>
     rows.push({ target, messages, seconds, rate: messages / seconds });
   try {
-    const source = path.join(dir, 'state.db');
-    buildHermesFile(source, total);
+    const given = process.env.BENCH_IMPORT_SOURCE;
+    const source = given ?? path.join(dir, 'state.db');
+    if (given === undefined) buildHermesFile(source, total);
+    else notes.push(`source: ${given}`);
     const rss = importPeakRss(source, path.join(dir, 'rss.db'));
     notes.push(
       `peak RSS of a process importing ${rss.messages.toLocaleString('en-US')} messages into SQLite: ${rss.peakRssMiB.toFixed(0)} MiB`,
@@ -115,6 +120,7 @@ export async function benchImport(
     }
     exported = exportFigures(path.join(dir, 'target.db'), path.join(dir, 'export.jsonl'), rss.messages);
     fs.rmSync(path.join(dir, 'export.jsonl'), { force: true });
+    await mariadbImport(source, row, notes);
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {}, connect_timeout: 5 });
     try {
       await admin`select 1`;
@@ -157,4 +163,36 @@ export async function benchImport(
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return { rows, notes, exported };
+}
+
+/** The same import into a fresh MariaDB/MySQL database (MYSQL_URL, default the local server). */
+async function mariadbImport(
+  source: string,
+  row: (target: string, messages: number, seconds: number) => void,
+  notes: string[],
+): Promise<void> {
+  const adminUrl = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+  let admin: mysql.Connection;
+  try {
+    admin = await mysql.createConnection({ uri: adminUrl, connectTimeout: 5000 });
+  } catch {
+    notes.push('MariaDB import skipped: server unreachable');
+    return;
+  }
+  const name = `hsdb_import_bench_${Date.now()}`;
+  try {
+    await admin.query(`CREATE DATABASE \`${name}\``);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const store = await openStore(url.toString());
+    try {
+      const imported = await importHermesStateDb(source, store);
+      row('import → mariadb', imported.messages, imported.seconds);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS \`${name}\``);
+    await admin.end();
+  }
 }
