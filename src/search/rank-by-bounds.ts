@@ -37,6 +37,34 @@ interface Stretch {
 /** The term each phrase stands for (every phrase is one whole word here), -1 for an empty phrase. */
 const termsOfPhrases = (input: RankInput) => input.slots.map((s) => s[0]?.[0] ?? -1);
 
+/** Per term: whether every match holds it (the query cannot match without it: AND, NOT's left side). */
+function requiredTerms(input: RankInput, termOf: number[]): boolean[] {
+  return input.blocksOfTerm.map((_, t) => !possible(input.q.tree, (p) => termOf[p.index] !== t));
+}
+
+/** A block's ids within a stretch: from `at` to `end` (newest first: `at` falls to `end`). */
+interface Range {
+  b: Block;
+  at: number;
+  end: number;
+}
+
+/**
+ * The range whose ids alone can match in a stretch: the shortest of a term every match holds; -1 when no
+ * term is required (an OR), and every id of every range is looked at. Driving "the AND cpu" from "cpu"
+ * skips the thousands of "the" that cannot match.
+ */
+function driverOf(ranges: readonly Range[], required: readonly boolean[]): number {
+  let driver = -1;
+  for (const [k, r] of ranges.entries())
+    if (
+      required[r.b.termIndex] &&
+      (driver < 0 || Math.abs(r.end - r.at) < Math.abs(ranges[driver]!.end - ranges[driver]!.at))
+    )
+      driver = k;
+  return driver;
+}
+
 /**
  * The id line cut where any block starts or ends, ascending: in each stretch each term has one block or none.
  * Stretches where the query cannot match (a term it needs has no block there) are left out.
@@ -75,6 +103,7 @@ const FLOOR_BATCH = 512;
 export async function newestFloor(input: RankInput, window: number): Promise<number | null> {
   const { q, reader, accept, pacer } = input;
   const termOf = termsOfPhrases(input);
+  const required = requiredTerms(input, termOf);
   const cuts = cutStretches(input, termOf).reverse();
   const freq = new Float64Array(q.phrases.length);
   const counted: number[] = [];
@@ -98,14 +127,22 @@ export async function newestFloor(input: RankInput, window: number): Promise<num
     }
     const { lo, hi, blocks } = cuts[i]!;
     // The stretch's ids, newest first.
-    const ranges = blocks.map((b) => ({
+    const ranges: Range[] = blocks.map((b) => ({
       b,
       at: lowerBound(b.decoded!.ids, hi + 1) - 1,
       end: lowerBound(b.decoded!.ids, lo),
     }));
+    const driver = driverOf(ranges, required);
     for (;;) {
       let id = Number.NEGATIVE_INFINITY;
-      for (const r of ranges) if (r.at >= r.end && r.b.decoded!.ids[r.at]! > id) id = r.b.decoded!.ids[r.at]!;
+      if (driver >= 0) {
+        const d = ranges[driver]!;
+        if (d.at < d.end) break;
+        id = d.b.decoded!.ids[d.at]!;
+        // The others skip to it (backwards) past ids that cannot match.
+        for (const r of ranges)
+          if (r.at >= r.end && r.b.decoded!.ids[r.at]! > id) r.at = lowerBound(r.b.decoded!.ids, id + 1) - 1;
+      } else for (const r of ranges) if (r.at >= r.end && r.b.decoded!.ids[r.at]! > id) id = r.b.decoded!.ids[r.at]!;
       if (id === Number.NEGATIVE_INFINITY) break;
       freq.fill(0);
       for (const r of ranges)
@@ -131,6 +168,7 @@ export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, '
   const { q, reader, totals, limit, accept, pacer } = input;
   const blocksOfTerm = input.blocksOfTerm;
   const termOf = termsOfPhrases(input);
+  const required = requiredTerms(input, termOf);
   const hits = termOf.map((t) => (t < 0 ? 0 : blocksOfTerm[t]!.reduce((n, b) => n + b.count, 0)));
   const weights = bm25Weights({ rows: totals.messages, tokens: totals.tokens, hits });
   const counts = countable(q);
@@ -175,13 +213,21 @@ export async function byBounds(input: RankInput): Promise<Omit<RankedPostings, '
     }
     const s = stretches[i]!;
     // The stretch's messages: every id any of its blocks holds in [lo, hi].
-    const ranges = s.blocks.map((b) => {
+    const ranges: Range[] = s.blocks.map((b) => {
       const ids = b.decoded!.ids;
       return { b, at: lowerBound(ids, s.lo), end: lowerBound(ids, s.hi + 1) };
     });
+    const driver = driverOf(ranges, required);
     for (;;) {
       let id = Number.POSITIVE_INFINITY;
-      for (const r of ranges) if (r.at < r.end && r.b.decoded!.ids[r.at]! < id) id = r.b.decoded!.ids[r.at]!;
+      if (driver >= 0) {
+        const d = ranges[driver]!;
+        if (d.at >= d.end) break;
+        id = d.b.decoded!.ids[d.at]!;
+        // The others skip to it past ids that cannot match.
+        for (const r of ranges)
+          if (r.at < r.end && r.b.decoded!.ids[r.at]! < id) r.at = lowerBound(r.b.decoded!.ids, id, r.at);
+      } else for (const r of ranges) if (r.at < r.end && r.b.decoded!.ids[r.at]! < id) id = r.b.decoded!.ids[r.at]!;
       if (id === Number.POSITIVE_INFINITY) break;
       freq.fill(0);
       let length = 0;
