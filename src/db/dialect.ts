@@ -97,6 +97,12 @@ export interface SearchStatements {
    * database keeps it up to date itself.
    */
   catchUp?(): Op<boolean>;
+  /**
+   * After catching up: the tables whose dead rows the catch-ups left are worth a VACUUM now, or null. The
+   * queue tables are rewritten at every merge; without autovacuum (PGlite has none, a server may have it off)
+   * each search would walk their dead rows.
+   */
+  vacuumDue?(): SQL[] | null;
 }
 
 export interface ValueDecoders {
@@ -325,6 +331,8 @@ export interface Runner {
   analyze(): Promise<void>;
   /** Reclaim space (SQLite: checkpoint + VACUUM; Postgres: VACUUM ANALYZE). */
   vacuum(): Promise<void>;
+  /** VACUUM (ANALYZE) these tables only, outside any transaction (where SearchStatements.vacuumDue exists). */
+  vacuumTables?(tables: readonly SQL[]): Promise<void>;
 }
 
 /** An engine's two parts, as a store holds them: the runner runs what the spelling writes. */

@@ -358,6 +358,8 @@ export class ImportRepo {
     const step = d.search.catchUp;
     if (step === undefined) return;
     while (await run.maintain(() => step())) await yieldToEventLoop();
+    const tables = d.search.vacuumDue?.();
+    if (tables) await run.vacuumTables?.(tables);
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {

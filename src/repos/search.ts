@@ -337,6 +337,8 @@ export class SearchRepo {
     const step = d.search.catchUp;
     if (step === undefined) return;
     while (await run.write(() => step())) await yieldToEventLoop();
+    const tables = d.search.vacuumDue?.();
+    if (tables) await run.vacuumTables?.(tables);
   }
 
   /** Why this store cannot search messages (a dialect whose search is not built yet), or undefined when it can. */

@@ -332,6 +332,35 @@ for (const h of [pgliteHarness(), await postgresHarness()]) {
     () => {
       afterAll(() => h.cleanup());
 
+      it('vacuums the queue tables once catch-ups left 2,000 dead rows in them (autovacuum may be off; PGlite has none)', async () => {
+        const store = await h.open();
+        const backend = store.backend as PgBackend;
+        const vacuumed = async () =>
+          rowsOf<{ relname: string; n: number }>(
+            await backend.db.execute(sql`SELECT relname, vacuum_count::int AS n FROM pg_stat_user_tables
+            WHERE relname IN ('message_search_recent', 'message_search_removed') ORDER BY relname`),
+          );
+        try {
+          await store.createSession('v', 'cli');
+          await store.appendMessages(
+            'v',
+            Array.from({ length: 1_000 }, (_, i) => ({ role: 'user' as const, content: `queued word ${i}` })),
+          );
+          // 1,000 rows tokenized (rewritten): not yet worth a VACUUM.
+          expect(await store.searchMessages('queued')).toHaveLength(20);
+          expect((await vacuumed()).map((r) => r.n)).toEqual([0, 0]);
+          await store.appendMessages(
+            'v',
+            Array.from({ length: 1_500 }, (_, i) => ({ role: 'user' as const, content: `queued word ${i}` })),
+          );
+          // 1,500 more tokenized and 2,000 merged out of the queue.
+          expect(await store.searchMessages('queued')).toHaveLength(20);
+          expect((await vacuumed()).map((r) => r.n)).toEqual([1, 1]);
+        } finally {
+          await store.close();
+        }
+      });
+
       it('keeps the block index equal to the messages table through inserts, replaces, updates, deletes and truncation', async () => {
         const store = await h.open();
         const backend = store.backend as PgBackend;

@@ -3,7 +3,7 @@
  * connection, one session's writes in order (lanes), appendMessage as one statement with queued appends sent
  * together (append-queue.ts). The SQL itself: spelling.ts.
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
 import type { AppendedMessage, Runner, SnapshotRead, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, WriteLanes, insertedIds, tableOfRows } from '../ops.js';
@@ -160,5 +160,12 @@ export class PgRunner implements Runner {
 
   async vacuum(): Promise<void> {
     await this.gate.admit(() => this.conn.execute(sql`VACUUM ANALYZE`).catch(rethrowAsDatabaseError));
+  }
+
+  async vacuumTables(tables: readonly SQL[]): Promise<void> {
+    if (tables.length === 0) return;
+    await this.gate.admit(() =>
+      this.conn.execute(sql`VACUUM (ANALYZE) ${sql.join([...tables], sql`, `)}`).catch(rethrowAsDatabaseError),
+    );
   }
 }

@@ -171,6 +171,7 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
         throw error;
       }
     },
+    vacuumDue: () => index.vacuumDue(),
     // The read only fetches text (snippets are computed in TypeScript): one read for the page.
     pageTextChunk: 100,
     // Heads are read by the server (or PGlite's thread), which reads only a row's first bytes.
