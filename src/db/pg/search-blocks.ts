@@ -12,6 +12,7 @@ import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { PostingsBlock } from '../../search/postings-block.js';
+import { BlockDataCache } from '../../search/block-data-cache.js';
 import { PostingsBuilder } from '../../search/postings-build.js';
 import {
   type BlockChange,
@@ -237,36 +238,6 @@ const SEARCH_COLUMNS = sql.raw('m.content, m.content_json, m.tool_name, m.tool_c
 
 /** Bytes of block data a process keeps for the next searches (the blocks of common words, read again and again). */
 const BLOCK_CACHE_BYTES = 32 * 2 ** 20;
-
-/** Block data by key, least recently used dropped first once over `limit` bytes. */
-class BlockDataCache {
-  private readonly entries = new Map<string, Uint8Array>();
-  private bytes = 0;
-  constructor(private readonly limit: number) {}
-
-  get(key: string): Uint8Array | undefined {
-    const data = this.entries.get(key);
-    if (data !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, data);
-    }
-    return data;
-  }
-
-  set(key: string, data: Uint8Array): void {
-    if (data.length > this.limit) return;
-    const old = this.entries.get(key);
-    if (old !== undefined) this.bytes -= old.length;
-    this.entries.delete(key);
-    this.entries.set(key, data);
-    this.bytes += data.length;
-    for (const [k, d] of this.entries) {
-      if (this.bytes <= this.limit) break;
-      this.entries.delete(k);
-      this.bytes -= d.length;
-    }
-  }
-}
 
 /**
  * The block index of one store: its catch-up steps and its readers. Holds the recent segment's decode cache and
@@ -501,21 +472,12 @@ export class PgBlockIndex {
     const unsupported = () => Promise.reject(new Error('a search does not write the index'));
     const storage: PostingsStorage = {
       list: (terms, prefixes) => read(listBlocks(n, kind, terms, prefixes)),
-      read: async (blocks) => {
-        const keyOf = (b: BlockEntry) =>
-          hasVersion(b) ? `${kind}\u0000${b.term}\u0000${b.firstId}\u0000${b.version}` : null;
-        const keys = blocks.map(keyOf);
-        const cached = keys.map((key) => (key === null ? undefined : this.blockData.get(key)));
-        const missing = blocks.filter((_, i) => cached[i] === undefined);
-        const fetched = missing.length === 0 ? [] : await read(readBlocks(n, kind, missing));
-        let next = 0;
-        return blocks.map((_, i) => {
-          if (cached[i] !== undefined) return cached[i]!;
-          const data = fetched[next++]!;
-          if (keys[i] !== null) this.blockData.set(keys[i]!, data);
-          return data;
-        });
-      },
+      read: (blocks) =>
+        this.blockData.read(
+          blocks,
+          (b) => (hasVersion(b) ? `${kind}\u0000${b.term}\u0000${b.firstId}\u0000${b.version}` : null),
+          (missing) => read(readBlocks(n, kind, missing)),
+        ),
       recent: () => read(this.recent(kind)),
       mergedTotals: () =>
         read(
