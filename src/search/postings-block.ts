@@ -77,6 +77,9 @@ export function decodeBound(bytes: Uint8Array): BoundPoint[] {
   return out;
 }
 
+/** What a posting of `frequency` positions counts toward a block's size when postings are cut into blocks. */
+export const postingBytes = (frequency: number): number => 3 + 2 * frequency;
+
 /**
  * Cut a term's postings (ids ascending) into blocks of about `blockBytes`. `lengthOf` gives each message's
  * length in tokens.
@@ -91,7 +94,7 @@ export function encodeBlocks(
   let start = 0;
   let bytes = 0;
   for (let i = 0; i < postings.length; i++) {
-    bytes += 3 + 2 * postings[i]!.positions.length;
+    bytes += postingBytes(postings[i]!.positions.length);
     if (bytes >= blockBytes || i === postings.length - 1) {
       blocks.push(encodeBlock(term, postings.slice(start, i + 1), lengthOf));
       start = i + 1;

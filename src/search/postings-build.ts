@@ -6,7 +6,7 @@
  * millions of terms, and small arrays by the million cost more in allocation and garbage collection than the
  * indexing itself.
  */
-import { BLOCK_BYTES, type PostingsBlock, encodeFlatBlock } from './postings-block.js';
+import { BLOCK_BYTES, type PostingsBlock, encodeFlatBlock, postingBytes } from './postings-block.js';
 import type { IndexedText } from './postings.js';
 
 /** A Uint32Array that doubles as it fills. */
@@ -153,7 +153,7 @@ export class PostingsBuilder {
       let size = 0;
       for (let j = from; j < end; j++) {
         const k = order[j]!;
-        size += 3 + 2 * (starts[k + 1]! - starts[k]!);
+        size += postingBytes(starts[k + 1]! - starts[k]!);
         if (size >= BLOCK_BYTES || j === end - 1) {
           const block = encode(term, from, j + 1);
           batch.push(block);
