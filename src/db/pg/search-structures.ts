@@ -5,6 +5,10 @@ import { type PgExecutor, rowsOf } from './open.js';
 
 type PgKind = 'extension' | 'function' | 'table' | 'index' | 'column' | 'trigger';
 
+/** The four statement triggers (insert, delete, update, truncate) named `<prefix>_<operation>`. */
+const statementTriggers = (prefix: string): Array<[PgKind, string]> =>
+  ['insert', 'delete', 'update', 'truncate'].map((op) => ['trigger', `${prefix}_${op}`]);
+
 /** Columns and triggers are those of the messages table. */
 const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
   '0000_pg_trgm_extension': [['extension', 'pg_trgm']],
@@ -22,20 +26,14 @@ const PG_STRUCTURES: Record<string, ReadonlyArray<[PgKind, string]>> = {
     ['column', 'search_cjk'],
     ['index', 'idx_messages_search_cjk'],
     ['table', 'message_search_stats'],
-    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
-      'trigger',
-      `messages_search_stats_${op}`,
-    ]),
+    ...statementTriggers('messages_search_stats'),
   ],
   // 0005's message_search_terms and its triggers are dropped by 0010 (never listed: they were never checked).
   '0010_message_search_blocks': [
     ...['blocks', 'recent', 'removed', 'merged'].map((t): [PgKind, string] => ['table', `message_search_${t}`]),
     ['index', 'idx_message_search_recent_queued'],
     ...['add', 'remove', 'change', 'reset'].map((f): [PgKind, string] => ['function', `message_search_queue_${f}`]),
-    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
-      'trigger',
-      `messages_search_queue_${op}`,
-    ]),
+    ...statementTriggers('messages_search_queue'),
   ],
 };
 
@@ -48,10 +46,7 @@ const PG_DROPPED: Record<string, ReadonlyArray<[PgKind, string]>> = {
     ['function', 'message_word_vector'],
     ['column', 'search_length'],
     ['table', 'message_search_stats'],
-    ...['insert', 'delete', 'update', 'truncate'].map((op): [PgKind, string] => [
-      'trigger',
-      `messages_search_stats_${op}`,
-    ]),
+    ...statementTriggers('messages_search_stats'),
   ],
 };
 
