@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Runner, Spelling } from '../db/dialect.js';
 
 /**
@@ -8,6 +9,19 @@ export interface RepoContext {
   readonly d: Spelling;
   readonly run: Runner;
   now(): number;
+}
+
+/**
+ * Bring what the engine's search derives from messages up to date, a piece per transaction (`write`: a
+ * search's short catch-up; `maintain`: after a bulk load), then vacuum what the pieces left dead.
+ */
+export async function catchUpSearch(ctx: RepoContext, how: 'write' | 'maintain'): Promise<void> {
+  const { d, run } = ctx;
+  const step = d.search.catchUp;
+  if (step === undefined) return;
+  while (await run[how](() => step())) await yieldToEventLoop();
+  const tables = d.search.vacuumDue?.();
+  if (tables) await run.vacuumTables?.(tables);
 }
 
 /** Python's LIMIT: a negative value means "no limit". */

@@ -4,7 +4,6 @@
  * 32,000 parameters on SQLite; one JSON parameter per 5,000 rows on Postgres). Every insert is ON
  * CONFLICT DO NOTHING, so running an import again (after a crash, say) adds only what is missing.
  */
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import {
   type BulkLimits,
@@ -16,7 +15,7 @@ import {
 } from '../db/bulk-fit.js';
 import type { BulkColumn, BulkType } from '../db/dialect.js';
 import { exec, rows as queryRows } from '../db/ops.js';
-import type { RepoContext } from './context.js';
+import { type RepoContext, catchUpSearch } from './context.js';
 
 export type RawRow = Record<string, unknown>;
 
@@ -353,13 +352,8 @@ export class ImportRepo {
    * and PGlite: the block index, built in one pass into an empty store; MySQL: the token counts), so the
    * first search after an import does not pay for it.
    */
-  async indexForSearch(): Promise<void> {
-    const { d, run } = this.ctx;
-    const step = d.search.catchUp;
-    if (step === undefined) return;
-    while (await run.maintain(() => step())) await yieldToEventLoop();
-    const tables = d.search.vacuumDue?.();
-    if (tables) await run.vacuumTables?.(tables);
+  indexForSearch(): Promise<void> {
+    return catchUpSearch(this.ctx, 'maintain');
   }
 
   insertMeta(rows: RawRow[]): Promise<void> {

@@ -17,7 +17,7 @@ import { sanitizeFts5Query } from '../search/sanitize.js';
 import { SNIPPET_HEAD_CHARS, boundedSnippet } from '../search/snippet.js';
 import { byActivity } from '../sql/listing.js';
 import type { HermesRole, SearchSort, SessionRow } from '../types.js';
-import { type RepoContext, sqlLimit } from './context.js';
+import { type RepoContext, catchUpSearch, sqlLimit } from './context.js';
 import { decodeSession } from './rows.js';
 import * as v from '../validation.js';
 import type { z } from 'zod';
@@ -332,13 +332,8 @@ export class SearchRepo {
   }
 
   /** Let the dialect bring its derived search data up to date, a short write at a time. */
-  private async catchUp(): Promise<void> {
-    const { d, run } = this.ctx;
-    const step = d.search.catchUp;
-    if (step === undefined) return;
-    while (await run.write(() => step())) await yieldToEventLoop();
-    const tables = d.search.vacuumDue?.();
-    if (tables) await run.vacuumTables?.(tables);
+  private catchUp(): Promise<void> {
+    return catchUpSearch(this.ctx, 'write');
   }
 
   /** Why this store cannot search messages (a dialect whose search is not built yet), or undefined when it can. */
