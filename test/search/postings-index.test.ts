@@ -136,6 +136,9 @@ describe('an index built in one pass', () => {
       const key = (b: PostingsBlock) => `${b.term}\u0000${b.firstId}`;
       const expected = [...merged.blocks.values()].flatMap((byFirst) => [...byFirst.values()]);
       expect(built.length).toBeGreaterThan(50);
+      // Terms span several of the builder's chunks of postings and, for trigrams, several blocks.
+      expect(Math.max(...built.map((b) => b.count))).toBeGreaterThan(100);
+      if (mode === 'substrings') expect(new Set(built.map((b) => b.term)).size).toBeLessThan(built.length);
       expect(new Map(built.map((b) => [key(b), b]))).toEqual(new Map(expected.map((b) => [key(b), b])));
       expect({ messages: builder.messages, tokens: builder.tokens }).toEqual(await merged.mergedTotals());
       // Terms come in order, each term's blocks by first id: a table keyed so fills its pages in order.
