@@ -119,8 +119,9 @@ export class MigrationError extends SessionDbError {
 }
 
 /**
- * A Postgres database whose LC_CTYPE does not classify non-ASCII letters (LC_CTYPE 'C'): word search would not
- * see привет, straße or café and pg_trgm would not see CJK. Refused at open unless `allowAsciiOnlyCtype`.
+ * A Postgres database whose LC_CTYPE does not classify non-ASCII letters (LC_CTYPE 'C'). No longer thrown:
+ * search tokenizes in the library (migration 0010), so such a database answers as any other. Kept exported so
+ * code that catches it still compiles.
  */
 export class UnsupportedLocaleError extends SessionDbError {
   readonly ctype: string;

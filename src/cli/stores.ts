@@ -117,14 +117,12 @@ export async function openForReading(url: string, schema?: string): Promise<Sess
 }
 
 /**
- * The store a command copies or verifies from: only read, never created (a missing one is an error naming it),
- * and readable under LC_CTYPE 'C' so such a database can be copied out (into a UTF-8 one).
+ * The store a command copies or verifies from: only read, never created (a missing one is an error naming it).
  */
 export const openSourceStore = (url: string, schema?: string) =>
   openStore(url, {
     migrate: false,
     mustExist: true,
     readonly: readsAsFile(url),
-    allowAsciiOnlyCtype: true,
     ...inSchema(url, schema),
   });

@@ -55,7 +55,6 @@ export async function openPgStore(
     driver,
     opened,
     migrationsFolder: opts.migrationsFolder ?? defaultMigrationsFolder('pg'),
-    allowAsciiOnlyCtype: opts.allowAsciiOnlyCtype,
     schema,
   });
   const spelling = new PgSpelling(pg.names);
@@ -63,6 +62,5 @@ export async function openPgStore(
   return {
     backend: pg,
     store: new SessionStore<'pg'>(pg, dialect, clock, opts.searchRankWindow),
-    check: () => pg.checkLocale(),
   };
 }

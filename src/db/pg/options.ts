@@ -24,8 +24,8 @@ export const pgOpenOptions = {
    */
   statementTimeoutMs: z.number().int().min(0).max(2_147_483_647).optional(),
   /**
-   * Postgres: open a database whose LC_CTYPE does not see non-ASCII letters ('C') with a warning instead of
-   * refusing it with UnsupportedLocaleError. For reading such a database out (copy, export), not for serving.
+   * Accepted and without effect: any LC_CTYPE is served, 'C' included, since search tokenizes in the library
+   * (migration 0010). It used to open an LC_CTYPE 'C' database, refused otherwise, with a warning.
    */
   allowAsciiOnlyCtype: z.boolean().default(false),
   /**
