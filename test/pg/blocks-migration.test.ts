@@ -189,6 +189,72 @@ for (const h of harnesses) {
           await store.close();
         }
       }, 300_000);
+
+      // Before 0012 a term was its own key: one short enough for a btree entry was merged under it.
+      it('migration 0012 moves a long term merged under its old key to its bounded key, without losing its postings', async () => {
+        const url = await h.freshUrl();
+        const store = await openStore(url);
+        const long = 'ab'.repeat(1_000);
+        try {
+          await store.createSession('s', 'cli');
+          const first = await store.appendMessage('s', 'user', `before ${long}`);
+          await store.appendMessages(
+            's',
+            Array.from({ length: 2_100 }, (_, i) => ({ role: 'user', content: `filler ${i}` })),
+          );
+          const second = await store.appendMessage('s', 'user', `after ${long} again`);
+          expect((await store.searchMessages('filler', { limit: 1 })).length).toBe(1);
+          // The store as 0011's code left it: the long term keyed by itself, no full_term, 0012 not recorded.
+          const [history] = await rowsOfStore<{ schema: string }>(
+            store,
+            sql`SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = '__hermes_sessiondb_migrations'`,
+          );
+          const table = `"${history!.schema}".__hermes_sessiondb_migrations`;
+          for (const statement of [
+            'UPDATE message_search_blocks SET term = full_term WHERE full_term IS NOT NULL',
+            'ALTER TABLE message_search_blocks DROP COLUMN full_term',
+            `DELETE FROM ${table} WHERE id = (SELECT max(id) FROM ${table})`,
+          ])
+            await (store.backend as PgBackend).db.execute(sql.raw(statement));
+          const [old] = await rowsOfStore<{ n: number }>(
+            store,
+            sql`SELECT count(*)::int AS n FROM message_search_blocks WHERE octet_length(term) = 2000`,
+          );
+          expect(old!.n).toBe(1);
+          await store.close();
+          const migrated = await openStore(url);
+          try {
+            expect((await migrated.migrationStatus()).applied.at(-1)).toBe('0012_long_term_keys');
+            // The merged message and the recent one, found by the whole term and by prefix.
+            expect((await migrated.searchMessages(long)).map((h) => h.id).sort()).toEqual([first, second]);
+            expect((await migrated.searchMessages('abab*')).map((h) => h.id).sort()).toEqual([first, second]);
+            // Its postings leave the moved block when the message goes.
+            await migrated.appendMessages(
+              's',
+              Array.from({ length: 2_100 }, (_, i) => ({ role: 'user', content: `more ${i}` })),
+            );
+            expect((await migrated.searchMessages('more', { limit: 1 })).length).toBe(1);
+            await rawDelete(migrated, first);
+            expect((await migrated.searchMessages(long)).map((h) => h.id)).toEqual([second]);
+            const [moved] = await rowsOfStore<{ n: number; merged: number }>(
+              migrated,
+              sql`SELECT count(*)::int AS n, COALESCE(sum(count), 0)::int AS merged FROM message_search_blocks
+                WHERE full_term = convert_to(${long}, 'UTF8')`,
+            );
+            expect(moved).toEqual({ n: 1, merged: 1 });
+          } finally {
+            await migrated.close();
+          }
+        } finally {
+          await store.close();
+        }
+      }, 300_000);
     },
   );
+}
+
+async function rawDelete(store: SessionStore, id: number): Promise<void> {
+  await (store.backend as PgBackend).db.execute(sql`DELETE FROM messages WHERE id = ${id}`);
+  // The next search takes the removed message out of the blocks.
+  await store.searchMessages('filler', { limit: 1 });
 }

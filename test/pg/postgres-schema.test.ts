@@ -93,6 +93,8 @@ const EXPECTED_TYPES: Record<string, Record<string, string>> = {
   message_search_blocks: {
     kind: 'smallint',
     term: 'bytea',
+    // A term over 1 KB whole (migration 0012); its key is `term`.
+    full_term: 'bytea',
     first_id: 'bigint',
     last_id: 'bigint',
     count: 'integer',

@@ -19,6 +19,19 @@ const SESSIONS = 40;
 /** Appended after the first merge: they stay in the recent segment. */
 const LATER = 300;
 const texts = multilingualTexts(MESSAGES + LATER, 27);
+/**
+ * Tokens longer than a term's key (term-key.ts), merged with the first segment: a pasted hex blob (longer than
+ * a query, which is cut to 2,048 characters: found by prefix), a shorter one, a compressible one (such a term
+ * fit a btree entry before migration 0012) and one of 2-byte letters cut inside the key. Each in two messages,
+ * one of them in the session deleted later (its postings leave the long term's blocks).
+ */
+const hex = (length: number) =>
+  Array.from({ length }, (_, i) => ((i * 7919 + (i >> 3) * 104729) % 16).toString(16)).join('');
+const LONG_TOKENS = [hex(12_000), `f${hex(2_000)}`, 'ab'.repeat(1_000), `${'ж'.repeat(700)}x`];
+for (const [i, token] of LONG_TOKENS.entries()) {
+  texts[5 + 2 * i] += ` ${token} tail`;
+  texts[305 + 2 * i] += ` ${token}`;
+}
 
 /** Words of every script, phrases, prefixes, boolean queries and substrings (CJK of 3+ characters). */
 function queries(): string[] {
@@ -38,6 +51,12 @@ function queries(): string[] {
   }
   out.add('zzreplacedzz');
   out.add('aroundstore');
+  for (const token of LONG_TOKENS) {
+    out.add(token);
+    out.add(`${token.slice(0, 10)}*`);
+    // A prefix longer than the key: the key range holds more than its terms.
+    out.add(`${token.slice(0, 1_200)}*`);
+  }
   return [...out];
 }
 
@@ -100,7 +119,14 @@ describe('block index against FTS5', () => {
     await expectSameAsSqlite('appended');
     // The first search tokenized every message and merged them into blocks.
     for (const [name, store] of all())
-      if (name !== 'sqlite') expect(await count(store, 'message_search_blocks'), name).toBeGreaterThan(0);
+      if (name !== 'sqlite') {
+        expect(await count(store, 'message_search_blocks'), name).toBeGreaterThan(0);
+        // The long tokens were merged, whole beside their keys, and are found (not only in empty answers).
+        expect(await count(store, 'message_search_blocks WHERE full_term IS NOT NULL'), name).toBe(LONG_TOKENS.length);
+      }
+    for (const token of LONG_TOKENS.slice(1))
+      expect((await stores.sqlite!.searchMessages(token)).length, token.slice(0, 9)).toBe(2);
+    expect((await stores.sqlite!.searchMessages(`${LONG_TOKENS[0]!.slice(0, 10)}*`)).length).toBe(2);
     for (const [, store] of all()) await append(store, MESSAGES, MESSAGES + LATER);
     await expectSameAsSqlite('appended after a merge');
     // Blocks and recent messages answered together.

@@ -5,9 +5,6 @@
  * A search reads blocks, the recent segment and the totals in one snapshot and ranks with rank-postings.ts.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { STRUCTURED_PREFIX } from '../../codecs/content.js';
-import type { JsonValue } from '../../codecs/json.js';
-import { pythonJsonDumps } from '../../codecs/python-json.js';
 import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
@@ -22,7 +19,6 @@ import {
   planMerge,
   planRemoval,
   postingsReader,
-  prefixEnd,
   uniqueBlocks,
   removalPlaces,
   termsOf,
@@ -30,7 +26,8 @@ import {
 import type { QueryMode } from '../../search/query.js';
 import type { BlockEntry, PostingsReader, Totals } from '../../search/rank-postings.js';
 import type { QualifiedNames } from '../../sql/tables.js';
-import { decodePgJson, decodePgText } from './nul-escape.js';
+import { isLongTerm, prefixKeyRange, termKey } from '../../search/term-key.js';
+import { searchableText } from './searchable-text.js';
 
 /** The two indexes, as the `kind` column numbers them. */
 const INDEX_KINDS = { words: 0, substrings: 1 } as const;
@@ -55,31 +52,13 @@ const BUILD_AT = 5_000;
 /** Removed messages taken out of the blocks per transaction. */
 const REMOVE_ROWS = 200;
 
-/** JSON as Hermes writes it (Python's json.dumps) from a jsonb value the driver parsed. */
-const hermesJson = (value: unknown) => pythonJsonDumps(decodePgJson(value as JsonValue));
-
-/**
- * A message's searchable text as Hermes' FTS5 tables index it: content (structured content as SQLite stores it),
- * tool name and tool calls, their JSON written as Python writes it (non-ASCII escaped, as Hermes leaves it).
- * jsonb keeps no key order, so keys may come in another order than Hermes wrote them.
- */
-export function searchableText(row: Record<string, unknown>): string {
-  const content =
-    row.content_json !== null && row.content_json !== undefined
-      ? STRUCTURED_PREFIX + hermesJson(row.content_json)
-      : typeof row.content === 'string'
-        ? decodePgText(row.content)
-        : '';
-  const toolName = typeof row.tool_name === 'string' ? decodePgText(row.tool_name) : '';
-  const toolCalls = row.tool_calls !== null && row.tool_calls !== undefined ? hermesJson(row.tool_calls) : '';
-  return `${content} ${toolName} ${toolCalls}`;
-}
-
 const json = (value: unknown) => sql`${JSON.stringify(value)}::json`;
 /** The condition that an id is one of `ids` (a JSON parameter: one bind whatever the count). */
 export const idIn = (column: SQL, ids: readonly number[]) =>
   sql`${column} IN (SELECT value::int8 FROM json_array_elements_text(${json(ids)}))`;
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+/** A term's block key (term-key.ts), base64 for a JSON parameter. */
+const keyOf = (term: string) => termKey(term).toString('base64');
 const bytesOf = (value: unknown): Uint8Array => {
   if (value instanceof Uint8Array) return value;
   throw new TypeError(`expected bytea, got ${typeof value}`);
@@ -114,7 +93,9 @@ const entryOf = (r: Record<string, unknown>): BlockEntry => ({
   bound: bytesOf(r.bound),
 });
 const blockOf = (r: Record<string, unknown>): PostingsBlock => ({ ...entryOf(r), data: bytesOf(r.data) });
-const ENTRY_COLUMNS = sql.raw(`convert_from(b.term, 'UTF8') AS term, b.first_id, b.last_id, b.count, b.bound`);
+const ENTRY_COLUMNS = sql.raw(
+  `convert_from(COALESCE(b.full_term, b.term), 'UTF8') AS term, b.first_id, b.last_id, b.count, b.bound`,
+);
 
 /**
  * A listed block with its row version (xmin: the transaction that wrote it). A row version's bytes never
@@ -131,14 +112,14 @@ function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
   const listed = (r: Record<string, unknown>): ListedBlock => ({ ...entryOf(r), version: String(r.version) });
   if (terms.length > 0)
     for (const r of yield* rows(sql`SELECT ${ENTRY_COLUMNS}, b.xmin::text AS version FROM ${n.messageSearchBlocks} b
-        WHERE b.kind = ${kind} AND b.term IN (SELECT convert_to(t, 'UTF8') FROM json_array_elements_text(${json(terms)}) t)`))
+        WHERE b.kind = ${kind} AND b.term IN (SELECT decode(t, 'base64') FROM json_array_elements_text(${json(terms.map(keyOf))}) t)`))
       found.push(listed(r));
   for (const p of prefixes) {
-    const end = prefixEnd(p);
+    const { from, to } = prefixKeyRange(p);
     const range =
-      end === null
-        ? sql`b.term >= convert_to(${p}, 'UTF8')`
-        : sql`b.term >= convert_to(${p}, 'UTF8') AND b.term < convert_to(${end}, 'UTF8')`;
+      to === null
+        ? sql`b.term >= decode(${from.toString('base64')}, 'base64')`
+        : sql`b.term >= decode(${from.toString('base64')}, 'base64') AND b.term < decode(${to.toString('base64')}, 'base64')`;
     for (const r of yield* rows(
       sql`SELECT ${ENTRY_COLUMNS}, b.xmin::text AS version FROM ${n.messageSearchBlocks} b WHERE b.kind = ${kind} AND ${range}`,
     )) {
@@ -152,10 +133,10 @@ function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
 /** The data of these blocks, in their order. */
 function* readBlocks(n: QualifiedNames, kind: number, blocks: readonly { term: string; firstId: number }[]) {
   if (blocks.length === 0) return [] as Uint8Array[];
-  const keys = blocks.map((b, i) => ({ term: b.term, first_id: b.firstId, n: i }));
+  const keys = blocks.map((b, i) => ({ key: keyOf(b.term), first_id: b.firstId, n: i }));
   const found =
-    yield* rows(sql`SELECT k.n, b.data FROM json_to_recordset(${json(keys)}) AS k(term text, first_id int8, n int)
-    JOIN ${n.messageSearchBlocks} b ON b.kind = ${kind} AND b.term = convert_to(k.term, 'UTF8') AND b.first_id = k.first_id`);
+    yield* rows(sql`SELECT k.n, b.data FROM json_to_recordset(${json(keys)}) AS k(key text, first_id int8, n int)
+    JOIN ${n.messageSearchBlocks} b ON b.kind = ${kind} AND b.term = decode(k.key, 'base64') AND b.first_id = k.first_id`);
   const out: Uint8Array[] = new Array(blocks.length);
   for (const r of found) out[Number(r.n)] = bytesOf(r.data);
   for (let i = 0; i < out.length; i++)
@@ -168,8 +149,8 @@ function* tailBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
   if (terms.length === 0) return [] as PostingsBlock[];
   // From the block holding fromId (none: the term's first) to its last block.
   const found = yield* rows(sql`SELECT ${ENTRY_COLUMNS}, b.data
-    FROM json_array_elements_text(${json(terms)}) t(term)
-    CROSS JOIN LATERAL (SELECT convert_to(t.term, 'UTF8') AS key) k
+    FROM json_array_elements_text(${json(terms.map(keyOf))}) t(term)
+    CROSS JOIN LATERAL (SELECT decode(t.term, 'base64') AS key) k
     CROSS JOIN LATERAL (SELECT max(x.first_id) AS at FROM ${n.messageSearchBlocks} x
                         WHERE x.kind = ${kind} AND x.term = k.key AND x.first_id <= ${fromId}) s
     JOIN ${n.messageSearchBlocks} b ON b.kind = ${kind} AND b.term = k.key AND b.first_id >= COALESCE(s.at, 0)`);
@@ -180,8 +161,8 @@ function* tailBlocks(n: QualifiedNames, kind: number, terms: readonly string[], 
 function* holdingBlocks(n: QualifiedNames, kind: number, places: readonly { term: string; id: number }[]) {
   if (places.length === 0) return [] as PostingsBlock[];
   const found = yield* rows(sql`SELECT DISTINCT ON (b.term, b.first_id) ${ENTRY_COLUMNS}, b.data
-    FROM json_to_recordset(${json(places)}) AS p(term text, id int8),
-    LATERAL (SELECT x.* FROM ${n.messageSearchBlocks} x WHERE x.kind = ${kind} AND x.term = convert_to(p.term, 'UTF8')
+    FROM json_to_recordset(${json(places.map((p) => ({ key: keyOf(p.term), id: p.id })))}) AS p(key text, id int8),
+    LATERAL (SELECT x.* FROM ${n.messageSearchBlocks} x WHERE x.kind = ${kind} AND x.term = decode(p.key, 'base64')
              AND x.first_id <= p.id ORDER BY x.first_id DESC LIMIT 1) b
     WHERE b.last_id >= p.id`);
   return found.map(blockOf);
@@ -194,16 +175,18 @@ function* insertBlocks(n: QualifiedNames, kind: number, blocks: readonly Posting
     let j = i;
     while (j < blocks.length && (j === i || bytes < 3 * 2 ** 20)) bytes += blocks[j++]!.data.length;
     const batch = blocks.slice(i, j).map((b) => ({
-      term: b.term,
+      key: keyOf(b.term),
+      full_term: isLongTerm(b.term) ? Buffer.from(b.term, 'utf8').toString('base64') : null,
       first_id: b.firstId,
       last_id: b.lastId,
       count: b.count,
       bound: base64(b.bound),
       data: base64(b.data),
     }));
-    yield* exec(sql`INSERT INTO ${n.messageSearchBlocks} (kind, term, first_id, last_id, count, bound, data)
-      SELECT ${kind}, convert_to(k.term, 'UTF8'), k.first_id, k.last_id, k.count, decode(k.bound, 'base64'), decode(k.data, 'base64')
-      FROM json_to_recordset(${json(batch)}) AS k(term text, first_id int8, last_id int8, count int, bound text, data text)`);
+    yield* exec(sql`INSERT INTO ${n.messageSearchBlocks} (kind, term, full_term, first_id, last_id, count, bound, data)
+      SELECT ${kind}, decode(k.key, 'base64'), decode(k.full_term, 'base64'), k.first_id, k.last_id, k.count,
+        decode(k.bound, 'base64'), decode(k.data, 'base64')
+      FROM json_to_recordset(${json(batch)}) AS k(key text, full_term text, first_id int8, last_id int8, count int, bound text, data text)`);
     i = j;
   }
 }
@@ -211,11 +194,11 @@ function* insertBlocks(n: QualifiedNames, kind: number, blocks: readonly Posting
 /** Write one index's change: blocks out and in, and its merged totals. */
 function* commitChange(n: QualifiedNames, kind: number, change: IndexChange): Op<void> {
   const removed = change.changes.flatMap((c: BlockChange) =>
-    c.remove.map((firstId) => ({ term: c.term, first_id: firstId })),
+    c.remove.map((firstId) => ({ key: keyOf(c.term), first_id: firstId })),
   );
   for (let i = 0; i < removed.length; i += 5_000)
-    yield* exec(sql`DELETE FROM ${n.messageSearchBlocks} b USING json_to_recordset(${json(removed.slice(i, i + 5_000))}) AS k(term text, first_id int8)
-      WHERE b.kind = ${kind} AND b.term = convert_to(k.term, 'UTF8') AND b.first_id = k.first_id`);
+    yield* exec(sql`DELETE FROM ${n.messageSearchBlocks} b USING json_to_recordset(${json(removed.slice(i, i + 5_000))}) AS k(key text, first_id int8)
+      WHERE b.kind = ${kind} AND b.term = decode(k.key, 'base64') AND b.first_id = k.first_id`);
   yield* insertBlocks(
     n,
     kind,

@@ -12,7 +12,8 @@ import { evaluateRow } from '../../search/fts5-match.js';
 import { rankPostings } from '../../search/rank-postings.js';
 import { lowerBound } from '../../search/rank-shared.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
-import { PgBlockIndex, idIn, searchableText } from './search-blocks.js';
+import { PgBlockIndex, idIn } from './search-blocks.js';
+import { searchableText } from './searchable-text.js';
 import { containsPattern } from '../../sql/like.js';
 import type { QualifiedNames } from '../../sql/tables.js';
 
