@@ -18,7 +18,12 @@ export type Query =
   /** Independent reads whose rows are all needed: Postgres runs them side by side on the pool, SQLite in turn. */
   | { readonly mode: 'all'; readonly sqls: readonly SQL[] }
   /** Statement text with positional parameters, which only the SQLite dialect's bulkInsert yields. */
-  | { readonly mode: 'text'; readonly text: string; readonly params: readonly unknown[] };
+  | { readonly mode: 'text'; readonly text: string; readonly params: readonly unknown[] }
+  /**
+   * Wait for work off the event loop (a worker thread) between statements of the same transaction. Only the
+   * asynchronous runners (Postgres, MySQL) take it; SQLite's transaction cannot outlive a synchronous call.
+   */
+  | { readonly mode: 'await'; readonly promise: Promise<unknown> };
 export type Op<T> = Generator<Query, T, unknown>;
 export type Row = Record<string, unknown>;
 /** Rows as arrays of values with the select list's column names (see ops.table). */
@@ -112,6 +117,11 @@ export async function driveAsync<T>(op: Op<T>, run: (query: Query) => Promise<un
     step = op.next(result);
   }
   return step.value;
+}
+
+/** Wait for `promise` inside an operation (asynchronous runners only: see Query's `await`). */
+export function* awaitOp<T>(promise: Promise<T>): Op<T> {
+  return (yield { mode: 'await', promise }) as T;
 }
 
 /** Run a statement whose result is not needed. */

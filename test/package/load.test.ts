@@ -101,6 +101,25 @@ describe('the packed package installed into an app', () => {
     TIMEOUT,
   );
 
+  // The build thread loads the compiled module beside it (tests of the sources load it through tsx).
+  it(
+    "builds a store's first search index on its worker thread, from the compiled package",
+    async () => {
+      const source = `import { openStore } from 'hermes-sessiondb';
+      const store = await openStore('pglite:memory');
+      await store.createSession('s', 'cli');
+      // More queued messages than a one-pass build needs (5,000), so the first search builds on the thread.
+      await store.appendMessages('s', Array.from({ length: 5200 }, (_, i) => ({ role: 'user', content: 'message ' + i + ' zebra' + (i % 7) })));
+      const hits = await store.searchMessages('zebra3', { limit: 1000 });
+      console.log(JSON.stringify({ hits: hits.length, first: hits.at(-1)?.snippet }));
+      await store.close();`;
+      const result = await run(process.execPath, ['--input-type=module', '-e', source], { cwd: app });
+      expect(result.code, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ hits: 743, first: expect.stringContaining('>>>zebra3<<<') });
+    },
+    TIMEOUT,
+  );
+
   // drizzle-kit 0.31 loads an app's schema with require(); the app's schema imports our tables.
   it.each(['pg', 'sqlite'])(
     'drizzle-kit generate loads an app schema that imports hermes-sessiondb/schema/%s',

@@ -36,6 +36,7 @@ export class MysqlRunner implements Runner {
       await c.query(query.text, query.params as unknown[]);
       return undefined;
     }
+    if (query.mode === 'await') return query.promise;
     const compiled = compiler.sqlToQuery(query.sql);
     if (query.mode === 'values' || query.mode === 'table') {
       const [found, fields] = await c.query({ sql: compiled.sql, rowsAsArray: true }, compiled.params);

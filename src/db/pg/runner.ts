@@ -44,7 +44,9 @@ export class PgRunner implements Runner {
         const query = step.value;
         if (query.mode === 'text')
           throw new TypeError('positional statement text is SQLite-only; Postgres bulk writes send JSON');
-        if (query.mode === 'all') {
+        if (query.mode === 'await') {
+          result = await query.promise;
+        } else if (query.mode === 'all') {
           // Outside a transaction each statement takes its own pooled connection, so they run at once.
           result = (await Promise.all(query.sqls.map((one) => executor.execute(one)))).map((r) => rowsOf(r));
         } else if (query.mode === 'table') {

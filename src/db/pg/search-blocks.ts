@@ -6,11 +6,11 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Op } from '../ops.js';
-import { exec, rows } from '../ops.js';
+import { awaitOp, exec, rows } from '../ops.js';
+import { BuildThread } from '../build-thread.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { PostingsBlock } from '../../search/postings-block.js';
 import { BlockDataCache } from '../../search/block-data-cache.js';
-import { PostingsBuilder } from '../../search/postings-build.js';
 import {
   type BlockChange,
   type IndexChange,
@@ -317,30 +317,45 @@ export class PgBlockIndex {
     const queued = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
       FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
       WHERE r.words IS NULL ORDER BY r.message_id FOR UPDATE OF r`);
-    const builders = MODES.map(() => new PostingsBuilder());
-    for (let i = 0; i < queued.length; ) {
-      const ids: number[] = [];
-      let bytes = 0;
-      while (i < queued.length && (ids.length === 0 || (bytes < 4 * TOKENIZE_BYTES && ids.length < 5_000))) {
-        ids.push(Number(queued[i]!.id));
-        bytes += Number(queued[i++]!.bytes);
-      }
-      const found = yield* rows(sql`SELECT m.id, ${SEARCH_COLUMNS} FROM ${n.messages} m
-        WHERE ${idIn(sql`m.id`, ids)} ORDER BY m.id`);
-      const byId = new Map(found.map((r) => [Number(r.id), r]));
-      for (const id of ids) {
+    const thread = new BuildThread();
+    try {
+      // At most two reads wait on the thread: it tokenizes one while the next is read.
+      const pending: Promise<void>[] = [];
+      for (let i = 0; i < queued.length; ) {
+        const ids: number[] = [];
+        let bytes = 0;
+        while (i < queued.length && (ids.length === 0 || (bytes < 4 * TOKENIZE_BYTES && ids.length < 5_000))) {
+          ids.push(Number(queued[i]!.id));
+          bytes += Number(queued[i++]!.bytes);
+        }
+        const found = yield* rows(sql`SELECT m.id, ${SEARCH_COLUMNS} FROM ${n.messages} m
+          WHERE ${idIn(sql`m.id`, ids)} ORDER BY m.id`);
         // A queued id with no message (deleted with the triggers off) has nothing to index: its row just goes.
-        const row = byId.get(id);
-        if (row === undefined) continue;
-        const text = searchableText(row);
-        for (const [k, mode] of MODES.entries()) builders[k]!.add(id, indexText(text, mode));
+        pending.push(
+          thread.add(
+            found.map((r) => Number(r.id)),
+            found.map(searchableText),
+          ),
+        );
+        if (pending.length > 2) yield* awaitOp(pending.shift()!);
       }
-    }
-    for (const [k, builder] of builders.entries()) {
-      // Encoded 256 KB at a time: each piece's statement lets the event loop run.
-      for (const batch of builder.blocks(256 * 1024)) yield* insertBlocks(n, k, batch);
-      yield* exec(sql`UPDATE ${n.messageSearchMerged} SET messages = ${builder.messages}, tokens = ${builder.tokens}
-        WHERE kind = ${k}`);
+      for (const added of pending) yield* awaitOp(added);
+      for (const k of MODES.keys()) {
+        // Encoded 256 KB at a time, the next batch while this one is written.
+        let next = thread.blocks(k, 256 * 1024);
+        for (;;) {
+          const answer = yield* awaitOp(next);
+          if (answer.blocks === null) {
+            yield* exec(sql`UPDATE ${n.messageSearchMerged} SET messages = ${answer.messages}, tokens = ${answer.tokens}
+              WHERE kind = ${k}`);
+            break;
+          }
+          next = thread.blocks(k, 256 * 1024);
+          yield* insertBlocks(n, k, answer.blocks);
+        }
+      }
+    } finally {
+      void thread.terminate();
     }
     const ids = queued.map((q) => Number(q.id));
     this.deadRows += ids.length;

@@ -84,6 +84,8 @@ export class SqliteRunner implements Runner {
 
   private runQuery(query: Query): unknown {
     if (query.mode === 'all') return query.sqls.map((one) => this.runQuery({ mode: 'rows', sql: one }));
+    if (query.mode === 'await')
+      throw new TypeError('an operation awaited a promise: SQLite runs operations synchronously');
     if (query.mode === 'text') {
       this.statement(query.text).run(...query.params);
       return undefined;
@@ -248,6 +250,8 @@ export class SqliteRunner implements Runner {
       return out;
     }
     if (query.mode === 'text') return worker.statement(query.text, query.params, false);
+    if (query.mode === 'await')
+      throw new TypeError('an operation awaited a promise: SQLite runs operations synchronously');
     const { sql: text, params } = compileSqlite(query.sql);
     if (query.mode === 'inserted')
       return insertedIds((await worker.statement(text + RETURNING_ID, params, true)) as Row[]);
