@@ -18,6 +18,7 @@ export const SCALE = [
   'test/concurrency.test.ts',
   'test/listing-oracle.test.ts',
   'test/search-oracle.test.ts',
+  'test/search-multilingual-oracle.test.ts',
   'test/search/blocks-scale.test.ts',
   'test/mysql/import-scale.test.ts',
   'test/pg/huge-messages.test.ts',

@@ -60,6 +60,11 @@ export interface SearchStatements {
    */
   pageText(path: MatchPath, match: QueryNode, ids: number[]): SQL;
   /**
+   * The indexed text of a pageText row, for an engine whose pageText returns the searchable columns instead of
+   * `search_text` (Postgres: tool-call JSON as Python writes it, non-ASCII escaped, which jsonb's text is not).
+   */
+  pageTextOf?(row: Record<string, unknown>): string | null;
+  /**
    * How many rows one pageText read takes: few where the engine's own snippet runs inside the read (it is
    * synchronous on SQLite), a whole page where the read only fetches text (snippets are then computed in
    * TypeScript, a few rows at a time).

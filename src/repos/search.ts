@@ -119,7 +119,7 @@ type PageRow = Record<string, unknown>;
 /** A page row's snippet: the engine's own, or one computed from the (bounded) text it sent. */
 function snippetOf(d: Spelling, row: PageRow, path: MatchPath, match: QueryNode): string | null {
   if (row.snippet !== null && row.snippet !== undefined) return d.decode.freeText(row.snippet);
-  const text = d.decode.freeText(row.search_text);
+  const text = d.search.pageTextOf ? d.search.pageTextOf(row) : d.decode.freeText(row.search_text);
   if (text === null) return null;
   const head = pySlice(text, SNIPPET_HEAD_CHARS);
   return boundedSnippet(head, match, path, head.length < text.length);

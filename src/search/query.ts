@@ -8,6 +8,7 @@
  * Anything FTS5 would reject (a dangling operator, `-x`, `key:value`, stray punctuation) is `invalid`:
  * the search returns no rows, as Hermes does when FTS5 raises.
  */
+import { phraseTokens } from './tokenize.js';
 
 export type Phrase = {
   kind: 'phrase';
@@ -120,10 +121,8 @@ function lex(input: string): Token[] {
   return tokens;
 }
 
-/** Words as FTS5's unicode61 tokenizer cuts them: runs of letters and digits, case-folded. */
-export function wordTokens(text: string): string[] {
-  return (text.match(/[\p{L}\p{N}\p{Co}]+/gu) ?? []).map((t) => t.toLowerCase());
-}
+/** A phrase's words as FTS5's unicode61 cuts them (diacritics removed, as Hermes configures it). */
+const fts5Words: WordTokenizer = (text) => phraseTokens(text, 'words');
 
 const EMPTY: QueryNode = { kind: 'or', children: [] }; // matches nothing
 
@@ -192,15 +191,14 @@ function parseTokens(tokens: Token[], mode: QueryMode, words: WordTokenizer): Qu
 }
 
 /**
- * Parse a sanitized query. `options.words` cuts a phrase into words (default: wordTokens, the engines whose
- * rows are cut the same way; the postings blocks pass FTS5's own unicode61, so a phrase is empty exactly when
- * FTS5 finds it empty).
+ * Parse a sanitized query. `options.words` cuts a phrase into words (default: FTS5's own unicode61, as every
+ * engine's index cuts its rows, so a phrase is empty exactly when FTS5 finds it empty).
  */
 export function parseQuery(input: string, mode: QueryMode, options: { words?: WordTokenizer } = {}): ParsedQuery {
   try {
     const tokens = lex(input);
     if (tokens.length === 0) return { ok: false, reason: 'empty' };
-    const root = parseTokens(tokens, mode, options.words ?? wordTokens);
+    const root = parseTokens(tokens, mode, options.words ?? fts5Words);
     return isEmpty(root) ? { ok: false, reason: 'empty' } : { ok: true, root };
   } catch (error) {
     if (error instanceof QueryError) return { ok: false, reason: 'invalid' };

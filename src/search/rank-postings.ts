@@ -18,7 +18,6 @@ import { type QueryMode, parseQuery } from './query.js';
 import { byBounds, newestFloor } from './rank-by-bounds.js';
 import { everyMatch } from './rank-every-match.js';
 import { type Block, Pacer, type RankInput } from './rank-shared.js';
-import { phraseTokens } from './tokenize.js';
 
 /** A stored block without its data, as an engine lists it. */
 export interface BlockEntry {
@@ -93,7 +92,7 @@ export async function rankPostings(
   options: RankOptions = {},
 ): Promise<RankedPostings> {
   // Phrases are cut into words by FTS5's own rules, so a phrase is empty exactly where FTS5 finds it empty.
-  const parsed = parseQuery(match, mode, { words: (text) => phraseTokens(text, 'words') });
+  const parsed = parseQuery(match, mode);
   if (!parsed.ok) return { ids: [], scores: [], blocksRead: 0, blocksListed: 0, capped: false };
   const q = compile(parsed.root, mode);
   const exact = new Set<string>();

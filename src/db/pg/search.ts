@@ -17,8 +17,6 @@ import { searchableText } from './searchable-text.js';
 import { containsPattern } from '../../sql/like.js';
 import type { QualifiedNames } from '../../sql/tables.js';
 
-/** message_search_text() of the row aliased m, called by its qualified name. */
-const searchText = (n: QualifiedNames) => n.searchText(sql`m.content, m.content_json, m.tool_name, m.tool_calls`);
 const HIT_COLUMNS = sql`m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started`;
 /** Rows whose content is at most this many bytes send their whole searchable text for their snippet. */
 const WHOLE_TEXT_MAX_BYTES = 65_536;
@@ -179,18 +177,20 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
     contextTextChunk: 100,
     pageText: (_path, _match, ids) => {
       // A big row sends only the head of its content: left() reads a prefix of the stored value (no full
-      // detoast), where building message_search_text() of a 1 MB row costs milliseconds. The tool columns
+      // detoast), where reading a 1 MB row whole costs milliseconds. The tool columns
       // follow the head as they follow the content in the indexed text, so that the text's first
       // SNIPPET_HEAD_CHARS characters are those SQLite's FTS5 table holds.
       const big = sql`octet_length(m.content) > ${WHOLE_TEXT_MAX_BYTES}`;
-      const head = n.searchText(sql`left(m.content, ${SNIPPET_HEAD_READ_CHARS}::int), NULL, m.tool_name, m.tool_calls`);
       return sql`SELECT m.id, NULL AS snippet,
-          CASE WHEN ${big} THEN ${head} ELSE ${searchText(n)} END AS search_text
+          CASE WHEN ${big} THEN left(m.content, ${SNIPPET_HEAD_READ_CHARS}::int) ELSE m.content END AS content,
+          CASE WHEN ${big} THEN NULL ELSE m.content_json END AS content_json, m.tool_name, m.tool_calls
         FROM ${n.messages} m WHERE m.id IN (${sql.join(
           ids.map((id) => sql`${id}::int8`),
           sql`, `,
         )})`;
     },
+    // The text the index holds (searchable-text.ts), not message_search_text(): jsonb's text keeps non-ASCII.
+    pageTextOf: (row) => searchableText(row),
     // Evaluated as the index sees the message (the library's tokenizer), so verification agrees with search.
     *matchesMessage(path, match, id) {
       const [row] = yield* rows(
@@ -204,8 +204,12 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
       // at 100,000 messages). ILIKE also folds non-ASCII case, where SQLite's LIKE folds ASCII only.
       const clauses = tokens.map((token) => {
         const pattern = containsPattern(token);
-        const like = sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.content_json::text ILIKE ${pattern} ESCAPE '\\'
-                    OR m.tool_name ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\')`;
+        // Hermes' JSON escapes every non-ASCII character (Python's json.dumps), so its LIKE never finds such a
+        // token in structured content or tool calls; jsonb's text holds the characters themselves.
+        const json = /[^\x00-\x7f]/.test(token)
+          ? sql``
+          : sql` OR m.content_json::text ILIKE ${pattern} ESCAPE '\\' OR m.tool_calls::text ILIKE ${pattern} ESCAPE '\\'`;
+        const like = sql`(m.content ILIKE ${pattern} ESCAPE '\\' OR m.tool_name ILIKE ${pattern} ESCAPE '\\'${json})`;
         // A token with CJK in it is first narrowed by the CJK gram index (migration 0004): a term that is
         // nowhere costs an index lookup, not a read of every row.
         const grams = cjkGrams(token);
