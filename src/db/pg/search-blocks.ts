@@ -6,8 +6,8 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Op } from '../ops.js';
-import { awaitOp, exec, rows } from '../ops.js';
-import { BuildThread } from '../build-thread.js';
+import { exec, rows } from '../ops.js';
+import { buildBlocks } from '../blocks-build.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { PostingsBlock } from '../../search/postings-block.js';
 import { BlockDataCache } from '../../search/block-data-cache.js';
@@ -317,46 +317,22 @@ export class PgBlockIndex {
     const queued = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
       FROM ${n.messageSearchRecent} r LEFT JOIN ${n.messages} m ON m.id = r.message_id
       WHERE r.words IS NULL ORDER BY r.message_id FOR UPDATE OF r`);
-    const thread = new BuildThread();
-    try {
-      // At most two reads wait on the thread: it tokenizes one while the next is read.
-      const pending: Promise<void>[] = [];
-      for (let i = 0; i < queued.length; ) {
-        const ids: number[] = [];
-        let bytes = 0;
-        while (i < queued.length && (ids.length === 0 || (bytes < 4 * TOKENIZE_BYTES && ids.length < 5_000))) {
-          ids.push(Number(queued[i]!.id));
-          bytes += Number(queued[i++]!.bytes);
-        }
-        const found = yield* rows(sql`SELECT m.id, ${SEARCH_COLUMNS} FROM ${n.messages} m
-          WHERE ${idIn(sql`m.id`, ids)} ORDER BY m.id`);
-        // A queued id with no message (deleted with the triggers off) has nothing to index: its row just goes.
-        pending.push(
-          thread.add(
-            found.map((r) => Number(r.id)),
-            found.map(searchableText),
-          ),
-        );
-        if (pending.length > 2) yield* awaitOp(pending.shift()!);
-      }
-      for (const added of pending) yield* awaitOp(added);
-      for (const k of MODES.keys()) {
-        // Encoded 256 KB at a time, the next batch while this one is written.
-        let next = thread.blocks(k, 256 * 1024);
-        for (;;) {
-          const answer = yield* awaitOp(next);
-          if (answer.blocks === null) {
-            yield* exec(sql`UPDATE ${n.messageSearchMerged} SET messages = ${answer.messages}, tokens = ${answer.tokens}
-              WHERE kind = ${k}`);
-            break;
-          }
-          next = thread.blocks(k, 256 * 1024);
-          yield* insertBlocks(n, k, answer.blocks);
-        }
-      }
-    } finally {
-      void thread.terminate();
-    }
+    yield* buildBlocks(
+      queued.map((q) => ({ id: Number(q.id), bytes: Number(q.bytes) })),
+      {
+        *texts(ids) {
+          const found = yield* rows(sql`SELECT m.id, ${SEARCH_COLUMNS} FROM ${n.messages} m
+            WHERE ${idIn(sql`m.id`, ids)} ORDER BY m.id`);
+          return { ids: found.map((r) => Number(r.id)), texts: found.map(searchableText) };
+        },
+        insert: (kind, blocks) => insertBlocks(n, kind, blocks),
+        *totals(kind, messages, tokens) {
+          yield* exec(
+            sql`UPDATE ${n.messageSearchMerged} SET messages = ${messages}, tokens = ${tokens} WHERE kind = ${kind}`,
+          );
+        },
+      },
+    );
     const ids = queued.map((q) => Number(q.id));
     this.deadRows += ids.length;
     for (let i = 0; i < ids.length; i += 10_000)
