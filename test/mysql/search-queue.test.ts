@@ -2,12 +2,14 @@
  * drizzle/mysql's search queue triggers (migration 0007) on MariaDB, written to by plain SQL as an app would:
  * an inserted message is queued; a change of its searchable text (content, tool name, tool calls) queues it
  * again and, once it was merged, keeps its old text for removal from the blocks; a delete does the same; a
- * change of any other column queues nothing. Migration 0008 left no FULLTEXT structure behind.
+ * change of any other column queues nothing. Migration 0008 left no FULLTEXT structure behind; the structure
+ * check names what is missing.
  */
 import type mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epochSecondsToDatetime } from '../../src/codecs/time.js';
-import { migrateMysql } from '../../src/db/mysql/migrate.js';
+import { migrateMysql, mysqlMigrationStatus } from '../../src/db/mysql/migrate.js';
+import { missingMysqlSearchStructures } from '../../src/db/mysql/search-structures.js';
 import { mysqlDatabases } from '../helpers/mariadb.js';
 import { probeMysql } from '../backends.js';
 
@@ -104,6 +106,17 @@ describe.skipIf(unavailable !== undefined)(
            + (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND TRIGGER_NAME LIKE 'message\\_search\\_%') AS n`,
       );
       expect(Number(left[0]!.n)).toBe(0);
+    });
+
+    it('the structure check names a queue trigger or table that is gone (as drizzle-kit push drops them)', async () => {
+      const applied = (await mysqlMigrationStatus(c)).applied;
+      expect(await missingMysqlSearchStructures(c, applied)).toEqual([]);
+      await c.query('DROP TRIGGER messages_search_queue_update');
+      await c.query('DROP TABLE message_search_removed');
+      expect(await missingMysqlSearchStructures(c, applied)).toEqual([
+        { kind: 'table', name: 'message_search_removed' },
+        { kind: 'trigger', name: 'messages_search_queue_update' },
+      ]);
     });
   },
 );
