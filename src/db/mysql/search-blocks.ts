@@ -69,7 +69,7 @@ const bytesOf = (value: unknown): Uint8Array => {
   throw new TypeError(`expected bytes, got ${typeof value}`);
 };
 /** Ids for an IN list; none is NULL (an empty list is a syntax error, IN (NULL) matches nothing). */
-const idList = (ids: readonly number[]) =>
+export const idList = (ids: readonly number[]) =>
   ids.length === 0
     ? sql`NULL`
     : sql.join(

@@ -7,7 +7,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { DatabaseError, MigrationError } from '../../errors.js';
-import { pageByTime } from '../blocks-page.js';
+import { TIME_REST, type TimeReads, pageByTime } from '../blocks-page.js';
 import type { SearchStatements, SnapshotRead } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
@@ -15,7 +15,7 @@ import { rankPostings } from '../../search/rank-postings.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { containsPattern } from '../../sql/like.js';
 import type { TableNames } from '../../sql/tables.js';
-import { MysqlBlockIndex, searchableText } from './search-blocks.js';
+import { MysqlBlockIndex, idList, searchableText } from './search-blocks.js';
 
 /** What the MySQL dialect lends its search statements. */
 export interface MysqlSearchHelpers {
@@ -45,15 +45,6 @@ const searchText = (a: string) =>
     COALESCE(CONVERT(${a}.tool_name USING utf8mb4) COLLATE utf8mb4_bin, ''), ' ',
     COALESCE(${a}.tool_calls, '') COLLATE utf8mb4_bin) USING utf8mb4)`);
 
-/** Ids for an IN list; none is NULL (an empty list is a syntax error, IN (NULL) matches nothing). */
-const idList = (ids: readonly number[]) =>
-  ids.length === 0
-    ? sql`NULL`
-    : sql.join(
-        ids.map((id) => sql`${id}`),
-        sql`, `,
-      );
-
 /** The page's hit rows, in the order of `ids`. */
 function* hitRows(t: TableNames, ids: number[]): Op<Array<Record<string, unknown>>> {
   if (ids.length === 0) return [];
@@ -64,18 +55,18 @@ function* hitRows(t: TableNames, ids: number[]): Op<Array<Record<string, unknown
 }
 
 /** The two reads a page by time asks of MySQL (blocks-page.ts). */
-function timeReads(t: TableNames, where: SQL | null) {
+function timeReads(t: TableNames, where: SQL | null): TimeReads {
   return {
-    *times(ids: number[]) {
+    *times(ids) {
       const found =
         yield* rows(sql`SELECT m.id, m.timestamp AS t FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
         WHERE m.id IN (${idList(ids)}) ${where ?? sql``}`);
       return found.map((r) => ({ id: Number(r.id), epoch: timestamptzToEpochSeconds(String(r.t)), text: String(r.t) }));
     },
-    *reaching(edge: string, last: number, newest: boolean) {
+    *reaching(edge, last, newest) {
       const found = yield* rows(sql`SELECT m.id FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
         WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge} AND m.id ${sql.raw(newest ? '<' : '>')} ${last}
-        ${where ?? sql``} LIMIT 1001`);
+        ${where ?? sql``} LIMIT ${TIME_REST + 1}`);
       return found.map((r) => Number(r.id));
     },
   };
