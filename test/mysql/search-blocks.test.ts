@@ -3,7 +3,8 @@
  * way a message changes: appended by the store past a merge of the recent segment, deleted with its session,
  * replaced by the store, and changed, inserted and deleted by SQL written around the store (row triggers queue
  * them). At each step every query returns the same ids in the same order on MariaDB as on SQLite, in each order.
- * A term longer than a key (a 12,000-character token) is merged and found whole and by prefix.
+ * A term longer than a key (a 12,000-character token) is merged and found whole and by prefix; a message of
+ * 256 KB or more goes straight into the blocks (a recent-segment row of all its postings could outgrow a packet).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MysqlBackend, type SessionStore, openStore } from '../../src/index.js';
@@ -190,6 +191,28 @@ describe.skipIf(!available)(
       // One block each in the word index (a trigram is never long).
       expect(await count('message_search_blocks WHERE full_term IS NOT NULL')).toBe(2);
       for (const q of list) expect((await stores.mariadb!.searchMessages(q)).length, q.slice(0, 50)).toBe(1);
+    }, 600_000);
+
+    it('folds a message of 256 KB or more straight into the blocks, and finds it as FTS5 does', async () => {
+      const big = Array.from({ length: 40_000 }, (_, i) => `bigword${i % 997} filler${i % 13}`).join(' ');
+      for (const [, store] of all()) {
+        await store.createSession('big', 'cli');
+        await store.appendMessage('big', 'assistant', `zzbigzz ${big} zzbigendzz`);
+        await store.appendMessage('big', 'user', 'zzbigzz small one after it');
+      }
+      await expectSameAsSqlite('big message', [
+        'zzbigzz',
+        'zzbigendzz',
+        'bigword996',
+        '"filler12 bigword"',
+        'bigword99*',
+      ]);
+      // The small message waits in the recent segment; the big one is in the blocks already.
+      const [small, large] = await Promise.all(
+        ['small one', 'zzbigendzz'].map(async (q) => (await stores.mariadb!.searchMessages(q))[0]!.id),
+      );
+      expect(await count(`message_search_recent WHERE message_id = ${small}`)).toBe(1);
+      expect(await count(`message_search_recent WHERE message_id = ${large}`)).toBe(0);
     }, 600_000);
 
     async function count(table: string): Promise<number> {

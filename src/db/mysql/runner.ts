@@ -21,6 +21,8 @@ const ANALYZE_TABLES =
 /** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
 const RETRIED = new Set([1213, 1205]);
 const WRITE_ATTEMPTS = 5;
+/** A statement with a binary parameter of at least this many bytes (the search index's postings) is prepared. */
+const BINARY_PREPARED_BYTES = 2 ** 20;
 
 export class MysqlRunner implements Runner {
   constructor(private readonly opened: OpenedMysql) {}
@@ -66,6 +68,16 @@ export class MysqlRunner implements Runner {
       if (!Number.isSafeInteger(step) || step < 1)
         throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
       return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
+    }
+    if (query.mode === 'exec' && compiled.params.some((p) => Buffer.isBuffer(p) && p.length >= BINARY_PREPARED_BYTES)) {
+      // Sent as a prepared statement: its bytes travel as they are, where query() would write them as hex
+      // (twice their size, against max_allowed_packet). Unprepared at once: its text is used once.
+      try {
+        await c.execute(compiled.sql, compiled.params as Parameters<PoolConnection['execute']>[1]);
+      } finally {
+        c.unprepare(compiled.sql);
+      }
+      return undefined;
     }
     const [result] = await c.query(compiled.sql, compiled.params);
     if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;

@@ -4,14 +4,12 @@
  * triggers); `catchUp` tokenizes queued ones, takes removed messages out of the blocks and folds the recent
  * segment into them, a bounded piece per transaction. What differs from Postgres: terms are stored under their
  * termKey (long terms whole in full_term), a lock row (message_search_merged, kind 0) serializes block writers,
- * row `version` columns stand for xmin, and keys travel as binary parameters.
+ * row `version` columns stand for xmin, and keys travel as binary parameters (the statements: block-rows.ts).
  */
 import { sql } from 'drizzle-orm';
 import { BlockDataCache } from '../../search/block-data-cache.js';
-import type { PostingsBlock } from '../../search/postings-block.js';
 import { PostingsBuilder } from '../../search/postings-build.js';
 import {
-  type IndexChange,
   type PostingsStorage,
   type RecentMessage,
   planMerge,
@@ -19,15 +17,25 @@ import {
   postingsReader,
   removalPlaces,
   termsOf,
-  uniqueBlocks,
 } from '../../search/postings-index.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { QueryMode } from '../../search/query.js';
-import type { BlockEntry, PostingsReader, Totals } from '../../search/rank-postings.js';
-import { isLongTerm, prefixKeyRange, termKey } from '../../search/term-key.js';
+import type { PostingsReader, Totals } from '../../search/rank-postings.js';
 import type { TableNames } from '../../sql/tables.js';
 import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
+import {
+  bytesOf,
+  chunks,
+  commitChange,
+  hasVersion,
+  holdingBlocks,
+  idList,
+  insertBlocks,
+  listBlocks,
+  readBlocks,
+  tailBlocks,
+} from './block-rows.js';
 
 const INDEX_KINDS = { words: 0, substrings: 1 } as const;
 const MODES: readonly QueryMode[] = ['words', 'substrings'];
@@ -44,9 +52,6 @@ const MERGE_BYTES = 8 * 2 ** 20;
 const BUILD_AT = 5_000;
 /** Removed messages taken out of the blocks per transaction. */
 const REMOVE_ROWS = 200;
-/** Keys per statement (each an index dive), and block bytes per INSERT (sent hex-escaped: twice that). */
-const KEYS_PER_STATEMENT = 500;
-const INSERT_BYTES = 2 * 2 ** 20;
 /** Bytes of block data a process keeps for the next searches. */
 const BLOCK_CACHE_BYTES = 32 * 2 ** 20;
 
@@ -58,27 +63,6 @@ export function searchableText(row: Record<string, unknown>): string {
   const text = (v: unknown) =>
     v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
   return `${text(row.content)} ${text(row.tool_name)} ${text(row.tool_calls)}`;
-}
-
-/**
- * Binary columns are read under an alias starting with `bin_`: the pool decodes every other binary column as
- * UTF-8 text (open.ts), which would corrupt postings.
- */
-const bytesOf = (value: unknown): Uint8Array => {
-  if (value instanceof Uint8Array) return value;
-  throw new TypeError(`expected bytes, got ${typeof value}`);
-};
-/** Ids for an IN list; none is NULL (an empty list is a syntax error, IN (NULL) matches nothing). */
-export const idList = (ids: readonly number[]) =>
-  ids.length === 0
-    ? sql`NULL`
-    : sql.join(
-        ids.map((id) => sql`${id}`),
-        sql`, `,
-      );
-const hexKey = (term: string) => termKey(term).toString('hex');
-function* chunks<T>(items: readonly T[], size: number) {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /** The ids of `rows` (in order) whose `bytes` fit `budget`; at least one, whatever its size. */
@@ -98,160 +82,6 @@ const MESSAGE_BYTES = sql.raw('COALESCE(OCTET_LENGTH(m.content), 0) + COALESCE(O
 const SEARCH_COLUMNS = sql.raw('m.content, m.tool_name, m.tool_calls');
 /** The lock that makes merges, removals and builds of a store run one at a time (until commit). */
 const blocksLock = (t: TableNames) => sql`SELECT kind FROM ${t.messageSearchMerged} WHERE kind = 0 FOR UPDATE`;
-
-const ENTRY_COLUMNS = sql.raw(
-  'COALESCE(b.full_term, b.term) AS term, b.first_id, b.last_id, b."count", b.bound AS bin_bound, b.version',
-);
-interface ListedBlock extends BlockEntry {
-  version: string;
-}
-const entryOf = (r: Record<string, unknown>): ListedBlock => ({
-  term: String(r.term),
-  firstId: Number(r.first_id),
-  lastId: Number(r.last_id),
-  count: Number(r.count),
-  bound: bytesOf(r.bin_bound),
-  version: String(r.version),
-});
-const blockOf = (r: Record<string, unknown>): PostingsBlock => ({ ...entryOf(r), data: bytesOf(r.bin_data) });
-const hasVersion = (b: BlockEntry): b is ListedBlock => typeof (b as Partial<ListedBlock>).version === 'string';
-
-/** Merged blocks (without data) of these terms and of every term starting with one of the prefixes. */
-function* listBlocks(t: TableNames, kind: number, terms: readonly string[], prefixes: readonly string[]) {
-  const found: ListedBlock[] = [];
-  for (const part of chunks(terms, KEYS_PER_STATEMENT))
-    for (const r of yield* rows(sql`SELECT ${ENTRY_COLUMNS} FROM ${t.messageSearchBlocks} b
-        WHERE b.kind = ${kind} AND b.term IN (${sql.join(
-          part.map((term) => sql`${termKey(term)}`),
-          sql`, `,
-        )})`))
-      found.push(entryOf(r));
-  for (const p of prefixes) {
-    const { from, to } = prefixKeyRange(p);
-    const range = to === null ? sql`b.term >= ${from}` : sql`b.term >= ${from} AND b.term < ${to}`;
-    for (const r of yield* rows(
-      sql`SELECT ${ENTRY_COLUMNS} FROM ${t.messageSearchBlocks} b WHERE b.kind = ${kind} AND ${range}`,
-    )) {
-      const e = entryOf(r);
-      if (e.term.startsWith(p)) found.push(e);
-    }
-  }
-  return uniqueBlocks(found);
-}
-
-/** The data of these blocks, in their order. */
-function* readBlocks(t: TableNames, kind: number, blocks: readonly { term: string; firstId: number }[]) {
-  const at = new Map<string, number>();
-  for (const [i, b] of blocks.entries()) at.set(`${hexKey(b.term)}:${b.firstId}`, i);
-  const out: Uint8Array[] = new Array(blocks.length);
-  for (const part of chunks(blocks, KEYS_PER_STATEMENT)) {
-    const keys = part.map((b) => sql`(b.term = ${termKey(b.term)} AND b.first_id = ${b.firstId})`);
-    const found = yield* rows(sql`SELECT b.term AS bin_key, b.first_id, b.data AS bin_data
-      FROM ${t.messageSearchBlocks} b WHERE b.kind = ${kind} AND (${sql.join(keys, sql` OR `)})`);
-    for (const r of found) {
-      const i = at.get(`${Buffer.from(bytesOf(r.bin_key)).toString('hex')}:${Number(r.first_id)}`);
-      if (i !== undefined) out[i] = bytesOf(r.bin_data);
-    }
-  }
-  for (let i = 0; i < out.length; i++)
-    if (out[i] === undefined) throw new Error(`search index: block ${blocks[i]!.term}@${blocks[i]!.firstId} is gone`);
-  return out;
-}
-
-/** Per (term, id): the first id of the term's last block starting at or before id (none: absent). */
-function* floors(t: TableNames, kind: number, places: readonly { term: string; id: number }[]) {
-  const out = new Map<number, number>();
-  for (const [c, part] of [...chunks(places, KEYS_PER_STATEMENT)].entries()) {
-    const selects = part.map(
-      (p, i) => sql`(SELECT ${c * KEYS_PER_STATEMENT + i} AS n, x.first_id FROM ${t.messageSearchBlocks} x
-        WHERE x.kind = ${kind} AND x.term = ${termKey(p.term)} AND x.first_id <= ${p.id} ORDER BY x.first_id DESC LIMIT 1)`,
-    );
-    for (const r of yield* rows(sql.join(selects, sql` UNION ALL `))) out.set(Number(r.n), Number(r.first_id));
-  }
-  return out;
-}
-
-/** Blocks of each term from `from` (a first id) to `to` (inclusive), with data. */
-function* blockRanges(t: TableNames, kind: number, ranges: readonly { term: string; from: number; to: number }[]) {
-  const out: PostingsBlock[] = [];
-  for (const part of chunks(ranges, KEYS_PER_STATEMENT)) {
-    const keys = part.map(
-      (r) => sql`(b.term = ${termKey(r.term)} AND b.first_id >= ${r.from} AND b.first_id <= ${r.to})`,
-    );
-    const found = yield* rows(sql`SELECT ${ENTRY_COLUMNS}, b.data AS bin_data FROM ${t.messageSearchBlocks} b
-      WHERE b.kind = ${kind} AND (${sql.join(keys, sql` OR `)})`);
-    out.push(...found.map(blockOf));
-  }
-  return out;
-}
-
-/** Per term: its blocks from the one holding `fromId` on, and its last block (what a merge rewrites). */
-function* tailBlocks(t: TableNames, kind: number, terms: readonly string[], fromId: number) {
-  if (terms.length === 0) return [] as PostingsBlock[];
-  const floor = yield* floors(
-    t,
-    kind,
-    terms.map((term) => ({ term, id: fromId })),
-  );
-  return yield* blockRanges(
-    t,
-    kind,
-    terms.map((term, i) => ({ term, from: floor.get(i) ?? 0, to: Number.MAX_SAFE_INTEGER })),
-  );
-}
-
-/** Merged blocks whose id range holds one of these (term, id) places. */
-function* holdingBlocks(t: TableNames, kind: number, places: readonly { term: string; id: number }[]) {
-  if (places.length === 0) return [] as PostingsBlock[];
-  const floor = yield* floors(t, kind, places);
-  const wanted = new Map<string, { term: string; from: number; to: number }>();
-  for (const [i, p] of places.entries()) {
-    const from = floor.get(i);
-    if (from !== undefined) wanted.set(`${from}\u0000${p.term}`, { term: p.term, from, to: from });
-  }
-  const found = yield* blockRanges(t, kind, [...wanted.values()]);
-  const ids = new Map<string, number[]>();
-  for (const p of places) (ids.get(p.term) ?? ids.set(p.term, []).get(p.term)!).push(p.id);
-  // A floor block that ends before its place's id holds nothing of it: keep only the blocks that hold a place.
-  return found.filter((b) => ids.get(b.term)?.some((id) => id >= b.firstId && id <= b.lastId));
-}
-
-/** Insert blocks, in statements of about INSERT_BYTES. */
-function* insertBlocks(t: TableNames, kind: number, blocks: readonly PostingsBlock[]): Op<void> {
-  for (let i = 0; i < blocks.length; ) {
-    let bytes = 0;
-    let j = i;
-    while (j < blocks.length && (j === i || bytes < INSERT_BYTES)) {
-      const b = blocks[j++]!;
-      bytes += b.data.length + (isLongTerm(b.term) ? Buffer.byteLength(b.term) : 0);
-    }
-    const values = blocks.slice(i, j).map(
-      (b) =>
-        sql`(${kind}, ${termKey(b.term)}, ${isLongTerm(b.term) ? Buffer.from(b.term, 'utf8') : null}, ${b.firstId},
-          ${b.lastId}, ${b.count}, ${Buffer.from(b.bound)}, ${Buffer.from(b.data)}, UUID_SHORT())`,
-    );
-    yield* exec(sql`INSERT INTO ${t.messageSearchBlocks} (kind, term, full_term, first_id, last_id, "count", bound, data, version)
-      VALUES ${sql.join(values, sql`, `)}`);
-    i = j;
-  }
-}
-
-/** Write one index's change: blocks out and in, and its merged totals. */
-function* commitChange(t: TableNames, kind: number, change: IndexChange): Op<void> {
-  const removed = change.changes.flatMap((c) => c.remove.map((firstId) => ({ term: c.term, firstId })));
-  for (const part of chunks(removed, KEYS_PER_STATEMENT)) {
-    const keys = part.map((b) => sql`(term = ${termKey(b.term)} AND first_id = ${b.firstId})`);
-    yield* exec(sql`DELETE FROM ${t.messageSearchBlocks} WHERE kind = ${kind} AND (${sql.join(keys, sql` OR `)})`);
-  }
-  yield* insertBlocks(
-    t,
-    kind,
-    change.changes.flatMap((c) => c.write),
-  );
-  if (change.totals.messages !== 0 || change.totals.tokens !== 0)
-    yield* exec(sql`UPDATE ${t.messageSearchMerged} SET messages = messages + ${change.totals.messages},
-      tokens = tokens + ${change.totals.tokens} WHERE kind = ${kind}`);
-}
 
 /**
  * A recent-segment message as a search decodes it once per process (rows are immutable until rewritten). A
@@ -293,7 +123,11 @@ export class MysqlBlockIndex {
       const sizes = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
         FROM ${t.messageSearchRecent} r LEFT JOIN ${t.messages} m ON m.id = r.message_id
         WHERE r.queued ORDER BY r.message_id LIMIT ${TOKENIZE_ROWS}`);
-      yield* this.tokenize(withinBytes(sizes, TOKENIZE_BYTES));
+      const ids = withinBytes(sizes, TOKENIZE_BYTES);
+      // A message of TOKENIZE_BYTES or more comes alone: it goes straight into the blocks, under their lock.
+      const big = ids.length === 1 && Number(sizes[0]!.bytes) >= TOKENIZE_BYTES;
+      if (big) yield* exec(blocksLock(t));
+      yield* this.tokenize(ids, big);
       return true;
     }
     if (Number(state!.removed) !== 0) {
@@ -311,7 +145,7 @@ export class MysqlBlockIndex {
    * Tokenize these queued messages. Their queue rows are locked (not the messages: a writer's trigger takes the
    * message first, then the queue row), so a concurrent change waits and queues them again after.
    */
-  private *tokenize(ids: number[]): Op<void> {
+  private *tokenize(ids: number[], merge: boolean): Op<void> {
     const { t } = this;
     // Another catch-up may have tokenized them since the sizes were read.
     if (ids.length === 0) return;
@@ -327,6 +161,10 @@ export class MysqlBlockIndex {
     const orphans = lockedIds.filter((id) => !byId.has(id));
     if (orphans.length > 0)
       yield* exec(sql`DELETE FROM ${t.messageSearchRecent} WHERE message_id IN (${idList(orphans)})`);
+    if (merge) {
+      for (const [id, r] of byId) yield* this.mergeOne(id, searchableText(r));
+      return;
+    }
     const values = [...byId].map(([id, r]) => {
       const text = searchableText(r);
       const words = Buffer.from(encodeIndexed(indexText(text, 'words')));
@@ -376,6 +214,21 @@ export class MysqlBlockIndex {
     const ids = queued.map((q) => Number(q.id));
     for (const part of chunks(ids, 10_000))
       yield* exec(sql`DELETE FROM ${t.messageSearchRecent} WHERE message_id IN (${idList(part)})`);
+  }
+
+  /**
+   * Fold one big message into the blocks at once (the caller holds the lock). Its postings split into blocks of
+   * about 4 KB, where its recent-segment row would hold all of them: a row must fit max_allowed_packet to be
+   * written and read back.
+   */
+  private *mergeOne(id: number, text: string): Op<void> {
+    const { t } = this;
+    for (const [k, mode] of MODES.entries()) {
+      const recent: RecentMessage[] = [{ id, indexed: indexText(text, mode) }];
+      const tails = yield* tailBlocks(t, k, termsOf(recent), id);
+      yield* commitChange(t, k, planMerge(recent, tails));
+    }
+    yield* exec(sql`DELETE FROM ${t.messageSearchRecent} WHERE message_id = ${id}`);
   }
 
   /** Take the oldest removed messages' postings out of the blocks. */

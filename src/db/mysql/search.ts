@@ -15,7 +15,8 @@ import { rankPostings } from '../../search/rank-postings.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { containsPattern } from '../../sql/like.js';
 import type { TableNames } from '../../sql/tables.js';
-import { MysqlBlockIndex, idList, searchableText } from './search-blocks.js';
+import { idList } from './block-rows.js';
+import { MysqlBlockIndex, searchableText } from './search-blocks.js';
 
 /** What the MySQL dialect lends its search statements. */
 export interface MysqlSearchHelpers {
