@@ -97,7 +97,7 @@ BEGIN
 END;
 --> statement-breakpoint
 -- Every existing message waits to be tokenized: the library builds the blocks from them in one pass on the store's
--- first search (or `hermes-sessiondb migrate`). After the triggers: CREATE TRIGGER waits for writes in flight, and
+-- first search, or an import's end. After the triggers: CREATE TRIGGER waits for writes in flight, and
 -- a message written since is queued by them (the backfill leaves its row as it is).
 INSERT INTO `message_search_recent` (`message_id`, `version`) SELECT `id`, UUID_SHORT() FROM `messages`
     ON DUPLICATE KEY UPDATE `message_id` = `message_search_recent`.`message_id`;
