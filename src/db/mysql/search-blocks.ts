@@ -6,7 +6,7 @@
  * termKey (long terms whole in full_term), a lock row (message_search_merged, kind 0) serializes block writers,
  * row `version` columns stand for xmin, and keys travel as binary parameters (the statements: block-rows.ts).
  */
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { BlockDataCache } from '../../search/block-data-cache.js';
 import { PostingsBuilder } from '../../search/postings-build.js';
 import {
@@ -111,7 +111,8 @@ export class MysqlBlockIndex {
         (SELECT COUNT(*) FROM (SELECT 1 FROM ${t.messageSearchRecent} WHERE queued LIMIT ${BUILD_AT}) q) AS queued,
         EXISTS (SELECT 1 FROM ${t.messageSearchRemoved}) AS removed,
         (SELECT COUNT(*) FROM (SELECT 1 FROM ${t.messageSearchRecent} LIMIT ${MERGE_AT + BUILD_AT}) r) AS recent,
-        (SELECT COALESCE(SUM(messages), 0) FROM ${t.messageSearchMerged}) AS merged`);
+        (SELECT COALESCE(SUM(messages), 0) FROM ${t.messageSearchMerged}) AS merged,
+        @@max_allowed_packet AS packet`);
     const queued = Number(state!.queued);
     if (queued >= BUILD_AT && Number(state!.merged) === 0) {
       yield* exec(blocksLock(t));
@@ -123,11 +124,8 @@ export class MysqlBlockIndex {
       const sizes = yield* rows(sql`SELECT r.message_id AS id, ${MESSAGE_BYTES} AS bytes
         FROM ${t.messageSearchRecent} r LEFT JOIN ${t.messages} m ON m.id = r.message_id
         WHERE r.queued ORDER BY r.message_id LIMIT ${TOKENIZE_ROWS}`);
-      const ids = withinBytes(sizes, TOKENIZE_BYTES);
-      // A message of TOKENIZE_BYTES or more comes alone: it goes straight into the blocks, under their lock.
-      const big = ids.length === 1 && Number(sizes[0]!.bytes) >= TOKENIZE_BYTES;
-      if (big) yield* exec(blocksLock(t));
-      yield* this.tokenize(ids, big);
+      // A quarter of a packet: a recent row (words and trigrams) must be written and read back in one.
+      yield* this.tokenize(withinBytes(sizes, TOKENIZE_BYTES), Number(state!.packet) / 4);
       return true;
     }
     if (Number(state!.removed) !== 0) {
@@ -145,7 +143,7 @@ export class MysqlBlockIndex {
    * Tokenize these queued messages. Their queue rows are locked (not the messages: a writer's trigger takes the
    * message first, then the queue row), so a concurrent change waits and queues them again after.
    */
-  private *tokenize(ids: number[], merge: boolean): Op<void> {
+  private *tokenize(ids: number[], rowMax: number): Op<void> {
     const { t } = this;
     // Another catch-up may have tokenized them since the sizes were read.
     if (ids.length === 0) return;
@@ -161,16 +159,21 @@ export class MysqlBlockIndex {
     const orphans = lockedIds.filter((id) => !byId.has(id));
     if (orphans.length > 0)
       yield* exec(sql`DELETE FROM ${t.messageSearchRecent} WHERE message_id IN (${idList(orphans)})`);
-    if (merge) {
-      for (const [id, r] of byId) yield* this.mergeOne(id, searchableText(r));
-      return;
+    const values: SQL[] = [];
+    let holdsLock = false;
+    for (const [id, r] of byId) {
+      const indexed = MODES.map((mode) => indexText(searchableText(r), mode));
+      const [words, trigrams] = indexed.map((x) => Buffer.from(encodeIndexed(x)));
+      if (words!.length + trigrams!.length <= rowMax) {
+        values.push(sql`(${id}, false, ${words}, ${trigrams}, UUID_SHORT())`);
+        continue;
+      }
+      // Too big for one row: straight into the blocks, under their lock (taken after queue rows, where a build
+      // takes it before them: InnoDB ends such a deadlock and the runner runs the loser again).
+      if (!holdsLock) yield* exec(blocksLock(t));
+      holdsLock = true;
+      yield* this.mergeOne(id, indexed);
     }
-    const values = [...byId].map(([id, r]) => {
-      const text = searchableText(r);
-      const words = Buffer.from(encodeIndexed(indexText(text, 'words')));
-      const trigrams = Buffer.from(encodeIndexed(indexText(text, 'substrings')));
-      return sql`(${id}, false, ${words}, ${trigrams}, UUID_SHORT())`;
-    });
     if (values.length === 0) return;
     yield* exec(sql`INSERT INTO ${t.messageSearchRecent} (message_id, queued, words, trigrams, version)
       VALUES ${sql.join(values, sql`, `)}
@@ -217,14 +220,14 @@ export class MysqlBlockIndex {
   }
 
   /**
-   * Fold one big message into the blocks at once (the caller holds the lock). Its postings split into blocks of
+   * Fold one message into the blocks at once (the caller holds the lock). Its postings split into blocks of
    * about 4 KB, where its recent-segment row would hold all of them: a row must fit max_allowed_packet to be
    * written and read back.
    */
-  private *mergeOne(id: number, text: string): Op<void> {
+  private *mergeOne(id: number, indexed: IndexedText[]): Op<void> {
     const { t } = this;
-    for (const [k, mode] of MODES.entries()) {
-      const recent: RecentMessage[] = [{ id, indexed: indexText(text, mode) }];
+    for (const k of MODES.keys()) {
+      const recent: RecentMessage[] = [{ id, indexed: indexed[k]! }];
       const tails = yield* tailBlocks(t, k, termsOf(recent), id);
       yield* commitChange(t, k, planMerge(recent, tails));
     }

@@ -9,7 +9,7 @@ import { timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { DatabaseError, MigrationError } from '../../errors.js';
 import { TIME_REST, type TimeReads, pageByTime } from '../blocks-page.js';
 import type { SearchStatements, SnapshotRead } from '../dialect.js';
-import { type Op, rows } from '../ops.js';
+import { type Op, exec, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
 import { rankPostings } from '../../search/rank-postings.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
@@ -113,9 +113,10 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): SearchS
       } catch (error) {
         const failure = DatabaseError.from(error);
         const errno = (error as { errno?: unknown } | null)?.errno;
-        // The write alone failed (MySQL rolls back the statement, not the transaction): nothing was changed.
+        // MySQL rolls back the refused statement, not the transaction: what the piece wrote before it goes too.
         if (WRITE_REFUSED.has(errno as number)) {
           writable = false;
+          yield* exec(sql`ROLLBACK`);
           return false;
         }
         if (errno === NO_SUCH_TABLE || (failure instanceof DatabaseError && failure.driverCode === 'ER_NO_SUCH_TABLE'))
