@@ -117,20 +117,19 @@ async function postgresSearchSize(url: string): Promise<SizeRow> {
   }
 }
 
-/** MariaDB/MySQL: the message_search table (its text, counts and indexes) and InnoDB's FULLTEXT tables. */
+/** MariaDB/MySQL: the block index's tables (migration 0007), with their keys. */
 async function mariadbSearchSize(admin: mysql.Connection, database: string): Promise<SizeRow> {
-  await admin.query(`ANALYZE TABLE \`${database}\`.\`message_search\``);
-  const [tables] = (await admin.query(
-    'SELECT data_length + index_length AS bytes FROM information_schema.TABLES WHERE table_schema = ? AND table_name = ?',
-    [database, 'message_search'],
-  )) as unknown as [{ bytes: number | string }[]];
-  const [fulltext] = (await admin.query(
-    'SELECT COALESCE(sum(ALLOCATED_SIZE), 0) AS bytes FROM information_schema.INNODB_SYS_TABLESPACES WHERE NAME LIKE ?',
-    [`${database}/FTS\\_%`],
-  )) as unknown as [{ bytes: number | string }[]];
+  const tables = ['message_search_blocks', 'message_search_recent', 'message_search_removed', 'message_search_merged'];
+  await admin.query(`ANALYZE TABLE ${tables.map((t) => `\`${database}\`.\`${t}\``).join(', ')}`);
+  const [found] = (await admin.query(
+    'SELECT table_name AS t, data_length + index_length AS bytes FROM information_schema.TABLES WHERE table_schema = ? AND table_name IN (?)',
+    [database, tables],
+  )) as unknown as [{ t: string; bytes: number | string }[]];
+  const bytes = (t: string) => Number(found.find((r) => r.t === t)?.bytes ?? 0);
   const parts = {
-    'message_search (text, counts, indexes)': Number(tables[0]?.bytes ?? 0),
-    'FULLTEXT tables': Number(fulltext[0]?.bytes ?? 0),
+    'message_search_blocks (postings, keys)': bytes('message_search_blocks'),
+    'recent segment and queues':
+      bytes('message_search_recent') + bytes('message_search_removed') + bytes('message_search_merged'),
   };
   return { backend: 'mariadb', bytes: sum(parts), parts: describeParts(parts) };
 }

@@ -177,8 +177,8 @@ for (const h of pgHarnesses) {
 }
 
 /**
- * MariaDB judges each FULLTEXT candidate by FTS5's rules and ranks with FTS5's bm25 over the same texts (it
- * stores content and tool calls as SQLite does), so it must return exactly what Hermes returns, CJK included.
+ * MariaDB searches the block index, tokenized as FTS5 tokenizes and ranked with FTS5's bm25 over the same texts
+ * (it stores content and tool calls as SQLite does), so it must return exactly what Hermes returns, CJK included.
  */
 const mariadb = await mariadbHarness();
 const mariadbAvailable = reportAvailability(mariadb);

@@ -15,7 +15,7 @@
  * - InnoDB keys hold at most 3,072 bytes, so indexed binary text has a byte bound (see the constants): ids
  *   fit 1,024 characters of up to 2 UTF-8 bytes (any ASCII id), an index of id and two times still fits.
  *
- * Search (FULLTEXT) and the session-activity maintenance live in custom migrations under drizzle/mysql/.
+ * Search (the block index's tables and triggers) and the session-activity maintenance live in custom migrations under drizzle/mysql/.
  */
 import {
   type AnyMySqlColumn,

@@ -1,8 +1,8 @@
 /**
  * SQLite FTS5's evaluation of a query against one row's tokens: where each phrase occurs, which phrases
  * FTS5 counts for the row (the instances xInst() reports, which snippet() and bm25 see), and whether the
- * row matches. Used by the snippet builder (fts5-snippet.ts) and by backends whose index can only narrow
- * the candidates (MySQL's FULLTEXT, a LIKE scan).
+ * row matches. Used by the snippet builder (fts5-snippet.ts) and by `verify`, which judges one message as
+ * the block index would find it.
  */
 import type { QueryMode, QueryNode } from './query.js';
 import { type Token, phraseTokens, scanner } from './tokenize.js';
@@ -247,8 +247,8 @@ export interface RowEvaluation {
 }
 
 /**
- * FTS5's answer for one row, computed from its whole indexed text: for backends whose index can only narrow
- * the candidates (MySQL's FULLTEXT, or a LIKE scan), so that what they return and how it ranks is FTS5's.
+ * FTS5's answer for one row, computed from its whole indexed text (verify's check of a message, on the
+ * engines that keep the block index), so that what it says is FTS5's.
  */
 export function evaluateRow(root: QueryNode, text: string, mode: QueryMode): RowEvaluation {
   return rowEvaluator(root, mode)(text);

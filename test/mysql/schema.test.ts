@@ -21,7 +21,10 @@ const ONLY_IN_SQLITE_TABLES: Record<string, string> = {
   schema_version: 'Hermes reads its version row from the file; a MySQL store has no Python reader',
 };
 const ONLY_IN_MYSQL_TABLES: Record<string, string> = {
-  message_search: "each message's searchable text under a FULLTEXT index (SQLite: the FTS5 table messages_fts)",
+  message_search_blocks: "the search index's postings, a row per block of a term's (SQLite: FTS5's own tables)",
+  message_search_recent: 'messages not merged into the blocks yet, tokenized or queued (SQLite: FTS5 keeps its own)',
+  message_search_removed: "deleted or changed messages' old text, until it leaves the blocks (SQLite: FTS5's delete)",
+  message_search_merged: "bm25's corpus totals of the blocks (SQLite: FTS5 keeps its own)",
   session_activity:
     "each session's kept last_message_at and chain_last_active: a MySQL trigger cannot update sessions, which fired it (SQLite: columns of sessions)",
 };
@@ -29,9 +32,7 @@ const ONLY_IN_SQLITE_INDEXES: Record<string, string> = {
   'sessions.idx_sessions_chain_last_active': "the activity order; MySQL's is session_activity's (below)",
 };
 const ONLY_IN_MYSQL_INDEXES: Record<string, string> = {
-  'message_search.idx_message_search_words': 'FULLTEXT over message_search (SQLite: messages_fts)',
-  'message_search.idx_message_search_token_count':
-    'finds the messages whose word count the store has yet to fill, and sums the counts (SQLite: FTS5 keeps its own)',
+  'message_search_recent.idx_message_search_recent_queued': 'the queued messages the next catch-up tokenizes',
   'session_activity.idx_session_activity_order': 'the activity order (SQLite: sessions.idx_sessions_chain_last_active)',
 };
 

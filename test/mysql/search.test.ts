@@ -1,9 +1,9 @@
 /**
  * MariaDB's message search against SQLite's (FTS5, Hermes' own engine) on generated rows and queries: words
- * InnoDB cuts differently from unicode61 ('_' inside words, apostrophes, accents, case, CJK runs, characters
- * outside the Basic Multilingual Plane, words shorter than innodb_ft_min_token_size), joined by every operator.
- * FULLTEXT only narrows; each candidate is judged by FTS5's rules, so the answers must be equal: the same
- * messages in the same order, in every sort.
+ * InnoDB's FULLTEXT cut differently from unicode61 ('_' inside words, apostrophes, accents, case, CJK runs,
+ * characters outside the Basic Multilingual Plane, two-letter words), joined by every operator. The block index
+ * (migration 0007) tokenizes as FTS5 does, so the answers must be equal: the same messages in the same order,
+ * in every sort.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -88,7 +88,7 @@ const query = fc
  * A named difference (docs/schema.md, MySQL/MariaDB): with NOT under an OR, FTS5's bm25 sometimes counts the NOT's
  * right-hand phrase in a row that matched through the other branch (when FTS5's iterator happens to rest on
  * that row: "file OR bcd NOT k8s" over a row holding file and k8s; a small table does not show it). The
- * judged evaluation, like Postgres' postings, never counts it. The hits are equal; their rank can differ, and
+ * block index, on Postgres as here, never counts it. The hits are equal; their rank can differ, and
  * FTS5's snippet then also marks that phrase.
  */
 const rankedByFts5State = (q: string) => / NOT /.test(q) && / OR /.test(q);

@@ -1,5 +1,5 @@
 /**
- * evaluateRow: FTS5's verdict on one row, computed in TypeScript (MySQL judges its FULLTEXT candidates with it).
+ * evaluateRow: FTS5's verdict on one row, computed in TypeScript (verify judges a message with it).
  * Checked against SQLite's FTS5 itself (Hermes' messages_fts: unicode61, remove_diacritics=1) on generated rows
  * and queries, and its ASCII path (regular expressions, no per-token strings) and its numbered-token path
  * (non-ASCII rows, trigram substrings) against the general path over token strings.

@@ -3,6 +3,8 @@ import { introspectMysql } from './introspect.js';
 import type { MigrationReport, MigrationStatus } from '../migrations.js';
 import { migrateMysql, mysqlMigrationStatus } from './migrate.js';
 import type { OpenedMysql } from './open.js';
+import type { MissingStructure } from '../search-structures.js';
+import { missingMysqlSearchStructures } from './search-structures.js';
 
 export interface MysqlBackendConfig {
   url: string;
@@ -46,9 +48,10 @@ export class MysqlBackend implements Backend {
     return this.withConnection((c) => mysqlMigrationStatus(c, this.migrationsFolder));
   }
 
-  /** MySQL has no search structures a migration could leave half-made that we check for (see search-structures.ts). */
-  async missingSearchStructures(): Promise<never[]> {
-    return [];
+  /** The search structures of the recorded migrations that are not in the database (see search-structures.ts). */
+  async missingSearchStructures(): Promise<MissingStructure[]> {
+    const status = await this.migrationStatus();
+    return this.withConnection((c) => missingMysqlSearchStructures(c, status.applied));
   }
 
   async activate(): Promise<void> {}

@@ -34,6 +34,6 @@ export const mysqlEngine: EngineDescriptor<'mysql', MysqlLocation, never> = {
   // Loaded on demand: mysql2 stays out of SQLite and Postgres users' processes.
   open: async (request, options, clock) => (await import('./open-store.js')).openMysqlStore(request, options, clock),
   constraintCodes: {},
-  searchStructuresPushDrops: 'the message_search table and its triggers',
+  searchStructuresPushDrops: 'the message_search_* tables and their triggers',
   testing: async () => (await import('./testing.js')).mysqlTesting,
 };

@@ -27,9 +27,13 @@ export interface MysqlOpenOptions {
   connectTimeoutSeconds: number;
 }
 
-/** Binary and text columns both arrive as UTF-8 text: compared text is stored as VARBINARY (schema/mysql.ts). */
-function textOfBytes(field: { type: string; buffer(): Buffer | null }, next: () => unknown): unknown {
+/**
+ * Binary and text columns both arrive as UTF-8 text: compared text is stored as VARBINARY (schema/mysql.ts).
+ * A column read under an alias starting with `bin_` arrives as bytes (the search index's postings).
+ */
+function textOfBytes(field: { type: string; name: string; buffer(): Buffer | null }, next: () => unknown): unknown {
   if (field.type === 'BLOB' || field.type === 'VAR_STRING' || field.type === 'STRING') {
+    if (field.name.startsWith('bin_')) return field.buffer();
     const bytes = field.buffer();
     return bytes === null ? null : bytes.toString('utf8');
   }

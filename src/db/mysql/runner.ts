@@ -6,7 +6,7 @@
 import { MySqlDialect as DrizzleMysqlCompiler } from 'drizzle-orm/mysql-core';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import { DatabaseError, SessionNotFoundError, rethrowAsDatabaseError } from '../../errors.js';
-import type { AppendedMessage, Runner, WriteOptions } from '../dialect.js';
+import type { AppendedMessage, Runner, SnapshotRead, WriteOptions } from '../dialect.js';
 import { CallGate, type Op, type Query, type Table, WriteLanes } from '../ops.js';
 import { APPEND_CALL, appendedId, mysqlAppendParams } from './append.js';
 import type { OpenedMysql } from './open.js';
@@ -16,11 +16,13 @@ const compiler = new DrizzleMysqlCompiler();
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
 const ANALYZE_TABLES =
-  'ANALYZE TABLE sessions, messages, session_activity, message_search, state_meta, telegram_dm_topic_mode, telegram_dm_topic_bindings';
+  'ANALYZE TABLE sessions, messages, session_activity, message_search_blocks, state_meta, telegram_dm_topic_mode, telegram_dm_topic_bindings';
 
 /** Server errors after which a write transaction is run again: a deadlock victim (1213), a lock wait timeout (1205). */
 const RETRIED = new Set([1213, 1205]);
 const WRITE_ATTEMPTS = 5;
+/** A statement with a binary parameter of at least this many bytes (the search index's postings) is prepared. */
+const BINARY_PREPARED_BYTES = 2 ** 20;
 
 export class MysqlRunner implements Runner {
   constructor(private readonly opened: OpenedMysql) {}
@@ -68,6 +70,16 @@ export class MysqlRunner implements Runner {
         throw new DatabaseError(`unexpected auto_increment_increment ${step}`, null);
       return Array.from({ length: header.affectedRows }, (_, i) => header.insertId + i * step);
     }
+    if (query.mode === 'exec' && compiled.params.some((p) => Buffer.isBuffer(p) && p.length >= BINARY_PREPARED_BYTES)) {
+      // Sent as a prepared statement: its bytes travel as they are, where query() would write them as hex
+      // (twice their size, against max_allowed_packet). Unprepared at once: its text is used once.
+      try {
+        await c.execute(compiled.sql, compiled.params as Parameters<PoolConnection['execute']>[1]);
+      } finally {
+        c.unprepare(compiled.sql);
+      }
+      return undefined;
+    }
     const [result] = await c.query(compiled.sql, compiled.params);
     if (query.mode === 'changes') return (result as ResultSetHeader).affectedRows;
     if (query.mode === 'rows') return Array.isArray(result) ? result : [];
@@ -96,6 +108,32 @@ export class MysqlRunner implements Runner {
         return await this.drive(c, op()).catch(rethrowAsDatabaseError);
       } finally {
         c.release();
+      }
+    });
+  }
+
+  /**
+   * A read-only transaction at REPEATABLE READ on one connection: every read of `body` sees the snapshot taken
+   * when it starts (the pool's connections otherwise read committed, each statement its own snapshot).
+   */
+  snapshot<T>(body: (read: SnapshotRead) => Promise<T>): Promise<T> {
+    return this.gate.admit(async () => {
+      const c = await this.opened.connection().catch(rethrowAsDatabaseError);
+      let broken = false;
+      try {
+        // SET TRANSACTION (no SESSION) sets the next transaction's level only.
+        await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ').catch(rethrowAsDatabaseError);
+        await c.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY').catch(rethrowAsDatabaseError);
+        try {
+          return await body((op) => this.drive(c, op).catch(rethrowAsDatabaseError));
+        } finally {
+          await c.query('COMMIT').catch(() => {
+            broken = true;
+          });
+        }
+      } finally {
+        if (broken) c.destroy();
+        else c.release();
       }
     });
   }
@@ -194,27 +232,11 @@ export class MysqlRunner implements Runner {
   async vacuum(): Promise<void> {
     await this.gate.admit(async () => {
       const c = await this.opened.connection().catch(rethrowAsDatabaseError);
-      let restored = false;
       try {
-        // InnoDB's OPTIMIZE rebuilds the table, FULLTEXT index included, with this session's stopword setting:
-        // off, as migrations 0001 and 0004 built it (with it on, "about", "will", "with" would vanish).
-        await c
-          .query('SET @hsdb_stopwords = @@SESSION.innodb_ft_enable_stopword, SESSION innodb_ft_enable_stopword = OFF')
-          .catch(rethrowAsDatabaseError);
-        try {
-          for (const table of ['sessions', 'messages', 'message_search', 'state_meta']) {
-            await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
-          }
-        } finally {
-          await c
-            .query('SET SESSION innodb_ft_enable_stopword = @hsdb_stopwords, @hsdb_stopwords = NULL')
-            .catch(rethrowAsDatabaseError);
-          restored = true;
-        }
+        for (const table of ['sessions', 'messages', 'message_search_blocks', 'state_meta'])
+          await c.query(`OPTIMIZE TABLE ${table}`).catch(rethrowAsDatabaseError);
       } finally {
-        // A connection whose setting could not be put back is not handed to the next caller.
-        if (restored) c.release();
-        else c.destroy();
+        c.release();
       }
     });
   }

@@ -219,11 +219,11 @@ export class MysqlSpelling implements Spelling {
     }
   }
   /**
-   * After an import's inserts: the messages' token counts (word search's bm25), then the session activity of the
-   * same id range (hsdb_session_activity_build recomputes each touched session and its compression ancestors).
+   * After an import's inserts: the session activity of an id range (hsdb_session_activity_build recomputes each
+   * touched session and its compression ancestors).
    */
   *buildDeferredChunk(after: number, last: number, limit: number): Op<number | null> {
-    const end = (yield* this.search.fillRange(after, last)) ?? Math.min(last, after + limit);
+    const end = Math.min(last, after + limit);
     yield* exec(sql`CALL hsdb_session_activity_build(${after}, ${end})`);
     return end;
   }

@@ -14,7 +14,10 @@ export const mysqlTesting: EngineTesting = {
     await (store.backend as MysqlBackend).withConnection(async (c) => {
       await c.query('SET foreign_key_checks = 0');
       try {
-        for (const t of [...tables, 'message_search']) await c.query(`TRUNCATE TABLE ${t}`);
+        // TRUNCATE fires no trigger: the search index's tables are emptied with the messages.
+        const index = ['message_search_blocks', 'message_search_recent', 'message_search_removed'];
+        for (const t of [...tables, ...index]) await c.query(`TRUNCATE TABLE ${t}`);
+        await c.query('UPDATE message_search_merged SET messages = 0, tokens = 0');
       } finally {
         await c.query('SET foreign_key_checks = 1');
       }

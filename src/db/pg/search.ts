@@ -6,11 +6,11 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { timestamptzToEpochSeconds } from '../../codecs/time.js';
 import { DatabaseError, MigrationError } from '../../errors.js';
-import type { SearchStatements, SnapshotRead } from '../dialect.js';
+import { TIME_REST, type TimeReads, pageByTime } from '../blocks-page.js';
+import type { SearchStatements } from '../dialect.js';
 import { type Op, rows } from '../ops.js';
 import { evaluateRow } from '../../search/fts5-match.js';
 import { rankPostings } from '../../search/rank-postings.js';
-import { lowerBound } from '../../search/rank-shared.js';
 import { SNIPPET_HEAD_READ_CHARS } from '../../search/snippet.js';
 import { PgBlockIndex, idIn } from './search-blocks.js';
 import { searchableText } from './searchable-text.js';
@@ -58,71 +58,23 @@ function* hitRows(n: QualifiedNames, ids: number[]): Op<Array<Record<string, unk
 /** Postgres' "relation does not exist". */
 const UNDEFINED_TABLE = '42P01';
 
-/** Matches whose time is asked first for a page by time (ids mostly follow time): then twice as many. */
-const TIME_FIRST = 256;
-/** Matches past those asked that are checked one by one; beyond it, the messages whose time reaches the page. */
-const TIME_REST = 1_000;
-
-/**
- * The first `end` of `all` (every match in id order, with its bm25) ordered by time, then bm25, then id, filters
- * applied.
- * Ids mostly follow time, so the times of the newest ids (oldest: the smallest) are asked first, until the page
- * is full; then every other match whose time reaches the page's last is found (the rest checked directly when
- * few, else the messages of that stretch of time, through idx_messages_timestamp).
- */
-async function pageByTime(
-  read: SnapshotRead,
-  n: QualifiedNames,
-  all: { ids: Float64Array; scores: Float64Array },
-  where: SQL | null,
-  newest: boolean,
-  end: number,
-): Promise<number[]> {
-  // Every match in id order (rankPostings' unordered answer): a score is found by binary search, not through
-  // a map of every match, and the newest ids are the last ones.
-  const byId = all.ids;
-  const scoreOf = (id: number): number | undefined => {
-    const at = lowerBound(byId, id);
-    return byId[at] === id ? all.scores[at] : undefined;
+/** The two reads a page by time asks of Postgres (blocks-page.ts). */
+function timeReads(n: QualifiedNames, where: SQL | null): TimeReads {
+  return {
+    *times(ids) {
+      const found =
+        yield* rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+        WHERE ${idIn(sql`m.id`, ids)} ${where ?? sql``}`);
+      return found.map((r) => ({ id: Number(r.id), epoch: timestamptzToEpochSeconds(String(r.t)), text: String(r.t) }));
+    },
+    *reaching(edge, last, newest) {
+      const found = yield* rows(sql`SELECT m.id FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
+        WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge}::timestamptz
+          AND m.id ${sql.raw(newest ? '<' : '>')} ${last}::int8 ${where ?? sql``}
+        LIMIT ${TIME_REST + 1}::int8`);
+      return found.map((r) => Number(r.id));
+    },
   };
-  const ids = newest ? byId.slice().reverse() : byId;
-  const time = new Map<number, { epoch: number; text: string }>();
-  const ask = async (batch: ArrayLike<number>) => {
-    if (batch.length === 0) return;
-    const found = await read(
-      rows(sql`SELECT m.id, m.timestamp::text AS t FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
-        WHERE ${idIn(sql`m.id`, Array.from(batch))} ${where ?? sql``}`),
-    );
-    for (const r of found) time.set(Number(r.id), { epoch: timestamptzToEpochSeconds(String(r.t)), text: String(r.t) });
-  };
-  let sent = 0;
-  for (let size = Math.max(TIME_FIRST, 2 * end); sent < ids.length && time.size < end; size *= 2) {
-    const batch = ids.subarray(sent, sent + size);
-    sent += batch.length;
-    await ask(batch);
-  }
-  const rest = ids.subarray(sent);
-  if (rest.length > 0 && time.size >= end) {
-    if (rest.length <= TIME_REST) await ask(rest);
-    else {
-      // The page's last time: a match not asked yet belongs on the page only if its time reaches it.
-      const edge = [...time.values()].sort((a, b) => (newest ? b.epoch - a.epoch : a.epoch - b.epoch))[end - 1]!;
-      const last = ids[sent - 1]!;
-      const reaching = await read(
-        rows(sql`SELECT m.id FROM ${n.messages} m JOIN ${n.sessions} s ON s.id = m.session_id
-          WHERE m.timestamp ${sql.raw(newest ? '>=' : '<=')} ${edge.text}::timestamptz
-            AND m.id ${sql.raw(newest ? '<' : '>')} ${last}::int8 ${where ?? sql``}
-          LIMIT ${TIME_REST + 1}::int8`),
-      );
-      if (reaching.length > TIME_REST)
-        for (let at = 0; at < rest.length; at += TIME_REST) await ask(rest.subarray(at, at + TIME_REST));
-      else await ask(reaching.map((r) => Number(r.id)).filter((id) => scoreOf(id) !== undefined));
-    }
-  }
-  const sign = newest ? -1 : 1;
-  return [...time.keys()]
-    .sort((a, b) => sign * (time.get(a)!.epoch - time.get(b)!.epoch) || scoreOf(a)! - scoreOf(b)! || a - b)
-    .slice(0, end);
 }
 
 /** The search statements over the tables `n` names (the store's schema). */
@@ -139,7 +91,7 @@ export function pgSearch(n: QualifiedNames): SearchStatements {
         // By time: every match ranked (bm25 breaks ties of time), then the page found from the newest ids.
         const ranked = await rankPostings(query, reader, Number.POSITIVE_INFINITY, path, { unordered: true });
         const all = ranked.byId ?? { ids: new Float64Array(0), scores: new Float64Array(0) };
-        const page = await pageByTime(read, n, all, where, order === 'newest', end);
+        const page = await pageByTime(read, timeReads(n, where), all, order === 'newest', end);
         return { rows: await read(hitRows(n, page.slice(offset))), capped: false };
       }
       // The filters, asked of a few candidates at a time, best first.
