@@ -151,20 +151,30 @@ export function mysqlSearch(t: TableNames, helpers: MysqlSearchHelpers): SearchS
     },
     like: (tokens, where, limit, offset) => {
       const content = helpers.contentText('m');
-      // Each column is folded once, in a derived table that the server merges into the query, not once per
-      // token: the fold is 26 REPLACEs, and a query may hold hundreds of tokens.
+      // Tokens without ASCII letters (CJK, digits, punctuation) match the folded text exactly where they match
+      // the text itself: then no fold, a plain scan of the binary columns.
+      const fold = tokens.some((token) => /[A-Za-z]/.test(token));
       const clauses = tokens.map((token) => {
         const pattern = containsPattern(token);
+        if (!fold) {
+          const binary = sql`CAST(${pattern} AS BINARY) ESCAPE '\\\\'`;
+          return sql`(${content} LIKE ${binary} OR m.tool_name LIKE ${binary} OR m.tool_calls LIKE ${binary})`;
+        }
         return sql`(${helpers.likeLowered(sql`f.content`, pattern)} OR ${helpers.likeLowered(sql`f.tool_name`, pattern)}
                     OR ${helpers.likeLowered(sql`f.tool_calls`, pattern)})`;
       });
+      // Each column is folded once, in a derived table that the server merges into the query, not once per
+      // token: the fold is 26 REPLACEs, and a query may hold hundreds of tokens.
+      const folded = fold
+        ? sql`JOIN (SELECT id, ${helpers.asciiLower(content)} AS content,
+            ${helpers.asciiLower(sql`m.tool_name`)} AS tool_name, ${helpers.asciiLower(sql`m.tool_calls`)} AS tool_calls
+          FROM ${t.messages} m) f ON f.id = m.id`
+        : sql``;
       return sql`
         SELECT ${HIT_COLUMNS},
           SUBSTRING(${content}, GREATEST(1, LOCATE(${tokens[0]!}, ${content}) - 40), 120) AS snippet
         FROM ${t.messages} m JOIN ${t.sessions} s ON s.id = m.session_id
-        JOIN (SELECT id, ${helpers.asciiLower(content)} AS content,
-            ${helpers.asciiLower(sql`m.tool_name`)} AS tool_name, ${helpers.asciiLower(sql`m.tool_calls`)} AS tool_calls
-          FROM ${t.messages} m) f ON f.id = m.id
+        ${folded}
         WHERE (${sql.join(clauses, sql` OR `)}) ${where ?? sql``}
         ORDER BY m.timestamp DESC, m.id DESC
         LIMIT ${limit} OFFSET ${offset}`;
