@@ -19,18 +19,20 @@ export interface BlocksBuildIo {
 
 /** Index kinds, as the `kind` column numbers them. */
 const KINDS = [0, 1];
-/** Text read per statement: the thread tokenizes one read while the next is read. */
+/** Text read per statement: the threads tokenize one read while the next is read. */
 const READ_BYTES = 1 << 20;
 const READ_ROWS = 5_000;
-/** Bytes of blocks the thread hands over at a time. */
+/** Bytes of blocks a thread hands over at a time, and how many batches it may encode ahead. */
 const BATCH_BYTES = 256 * 1024;
+const BATCHES_AHEAD = 4;
 
 /** Build both indexes from `queued` (ids ascending, each with its text's size in bytes). */
 export function* buildBlocks(queued: readonly { id: number; bytes: number }[], io: BlocksBuildIo): Op<void> {
-  const thread = new BuildThread();
+  // A thread per index: the trigram index costs about three times the words'.
+  const threads = KINDS.map(() => new BuildThread());
   try {
-    // At most two reads wait on the thread.
-    const pending: Promise<void>[] = [];
+    // At most two reads wait on the threads.
+    const pending: Promise<unknown>[] = [];
     for (let i = 0; i < queued.length; ) {
       const ids: number[] = [];
       let bytes = 0;
@@ -39,24 +41,26 @@ export function* buildBlocks(queued: readonly { id: number; bytes: number }[], i
         bytes += queued[i++]!.bytes;
       }
       const found = yield* io.texts(ids);
-      pending.push(thread.add(found.ids, found.texts));
+      pending.push(Promise.all(KINDS.map((kind) => threads[kind]!.add(kind, found.ids, found.texts))));
       if (pending.length > 2) yield* awaitOp(pending.shift()!);
     }
     for (const added of pending) yield* awaitOp(added);
-    for (const kind of KINDS) {
-      // The next batch is encoded while this one is written.
-      let next = thread.blocks(kind, BATCH_BYTES);
+    // Each thread encodes up to BATCHES_AHEAD batches ahead of the one being written (the trigram thread while
+    // the words' blocks are written). Asked past the end, a thread answers its totals again.
+    const ahead = KINDS.map((kind) =>
+      Array.from({ length: BATCHES_AHEAD }, () => threads[kind]!.blocks(kind, BATCH_BYTES)),
+    );
+    for (const kind of KINDS)
       for (;;) {
-        const answer = yield* awaitOp(next);
+        const answer = yield* awaitOp(ahead[kind]!.shift()!);
         if (answer.blocks === null) {
           yield* io.totals(kind, answer.messages, answer.tokens);
           break;
         }
-        next = thread.blocks(kind, BATCH_BYTES);
+        ahead[kind]!.push(threads[kind]!.blocks(kind, BATCH_BYTES));
         yield* io.insert(kind, answer.blocks);
       }
-    }
   } finally {
-    void thread.terminate();
+    for (const thread of threads) void thread.terminate();
   }
 }

@@ -61,9 +61,9 @@ export class BuildThread {
     failed: (cause, code) => failure('the thread stopped: ')(cause ?? new Error(`exit code ${code}`)),
   });
 
-  /** Add messages, ids ascending; settles once the thread has tokenized them. */
-  add(ids: number[], texts: string[]): Promise<void> {
-    return handled(this.thread.send({ kind: 'add', ids, texts }) as Promise<void>);
+  /** Add messages to index `index`, ids ascending; settles once the thread has tokenized them. */
+  add(index: number, ids: number[], texts: string[]): Promise<void> {
+    return handled(this.thread.send({ kind: 'add', index, ids, texts }) as Promise<void>);
   }
 
   /** The next batch of index `index`'s blocks; `blocks: null` with the index's totals once none is left. */

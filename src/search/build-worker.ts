@@ -1,7 +1,7 @@
 /**
- * What the build thread runs (src/db/build-thread.ts): a one-pass build of both indexes (postings-build.ts)
- * from messages sent in id order, then their blocks in batches. One build per thread: the state is the
- * module's. Tokenizing and encoding happen here, off the event loop that reads the messages and writes the blocks.
+ * What a build thread runs (src/db/build-thread.ts): a one-pass build of an index (postings-build.ts) from
+ * messages sent in id order, then its blocks in batches. One build per thread, its state the module's: a
+ * build uses a thread per index, so the two are tokenized and encoded side by side. Tokenizing and encoding happen here, off the event loop that reads the messages and writes the blocks.
  */
 import { PostingsBuilder } from './postings-build.js';
 import type { PostingsBlock } from './postings-block.js';
@@ -12,9 +12,10 @@ const MODES: readonly QueryMode[] = ['words', 'substrings'];
 const builders = MODES.map(() => new PostingsBuilder());
 const batches: (Generator<PostingsBlock[]> | null)[] = MODES.map(() => null);
 
-/** Add messages (ids ascending, each after the last one added) with their searchable text. */
+/** Add messages (ids ascending, each after the last one added) with their searchable text to one index. */
 export interface AddRequest {
   kind: 'add';
+  index: number;
   ids: number[];
   texts: string[];
 }
@@ -29,8 +30,9 @@ export type BlocksAnswer = { blocks: PostingsBlock[] } | { blocks: null; message
 
 export function handleBuildRequest(request: BuildRequest): BlocksAnswer | null {
   if (request.kind === 'add') {
-    for (let i = 0; i < request.ids.length; i++)
-      for (const [k, mode] of MODES.entries()) builders[k]!.add(request.ids[i]!, indexText(request.texts[i]!, mode));
+    const builder = builders[request.index]!;
+    const mode = MODES[request.index]!;
+    for (let i = 0; i < request.ids.length; i++) builder.add(request.ids[i]!, indexText(request.texts[i]!, mode));
     return null;
   }
   const builder = builders[request.index]!;
