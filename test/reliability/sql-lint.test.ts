@@ -23,6 +23,8 @@ const SQL_FILES = new Set([
   'db/pg/search-blocks.ts',
   'db/pg/append-statement.ts',
   'db/mysql/search.ts',
+  'db/mysql/search-blocks.ts',
+  'db/mysql/block-rows.ts',
   'db/sqlite/search.ts',
   'db/sqlite/content-expressions.ts',
   'db/sqlite/deferred-triggers.ts',
