@@ -3,10 +3,10 @@
  * blocks, keyed by termKey (long terms whole in full_term). search-blocks.ts runs them in its catch-up steps and
  * readers, as src/db/pg/search-blocks.ts runs Postgres' own.
  */
+import type { ListedBlock } from '../blocks-reader.js';
 import { sql } from 'drizzle-orm';
 import type { PostingsBlock } from '../../search/postings-block.js';
 import { type IndexChange, uniqueBlocks } from '../../search/postings-index.js';
-import type { BlockEntry } from '../../search/rank-postings.js';
 import { isLongTerm, prefixKeyRange, termKey } from '../../search/term-key.js';
 import type { TableNames } from '../../sql/tables.js';
 import type { Op } from '../ops.js';
@@ -41,10 +41,6 @@ export function* chunks<T>(items: readonly T[], size: number) {
 const ENTRY_COLUMNS = sql.raw(
   'COALESCE(b.full_term, b.term) AS term, b.first_id, b.last_id, b."count", b.bound AS bin_bound, b.version',
 );
-/** A listed block with its row version (what the block-data cache is keyed by). */
-export interface ListedBlock extends BlockEntry {
-  version: string;
-}
 const entryOf = (r: Record<string, unknown>): ListedBlock => ({
   term: String(r.term),
   firstId: Number(r.first_id),
@@ -54,7 +50,6 @@ const entryOf = (r: Record<string, unknown>): ListedBlock => ({
   version: String(r.version),
 });
 const blockOf = (r: Record<string, unknown>): PostingsBlock => ({ ...entryOf(r), data: bytesOf(r.bin_data) });
-export const hasVersion = (b: BlockEntry): b is ListedBlock => typeof (b as Partial<ListedBlock>).version === 'string';
 
 /** Merged blocks (without data) of these terms and of every term starting with one of the prefixes. */
 export function* listBlocks(t: TableNames, kind: number, terms: readonly string[], prefixes: readonly string[]) {

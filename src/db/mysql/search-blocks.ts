@@ -9,18 +9,11 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { BlockDataCache } from '../../search/block-data-cache.js';
 import { buildBlocks } from '../blocks-build.js';
-import {
-  type PostingsStorage,
-  type RecentMessage,
-  planMerge,
-  planRemoval,
-  postingsReader,
-  removalPlaces,
-  termsOf,
-} from '../../search/postings-index.js';
+import { type BlockIndexReads, blockIndexReader } from '../blocks-reader.js';
+import { type RecentMessage, planMerge, planRemoval, removalPlaces, termsOf } from '../../search/postings-index.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { QueryMode } from '../../search/query.js';
-import type { PostingsReader, Totals } from '../../search/rank-postings.js';
+import type { PostingsReader } from '../../search/rank-postings.js';
 import type { TableNames } from '../../sql/tables.js';
 import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
@@ -28,7 +21,6 @@ import {
   bytesOf,
   chunks,
   commitChange,
-  hasVersion,
   holdingBlocks,
   idList,
   insertBlocks,
@@ -324,27 +316,15 @@ export class MysqlBlockIndex {
   reader(mode: QueryMode, read: <T>(op: Op<T>) => Promise<T>): PostingsReader {
     const { t } = this;
     const kind = INDEX_KINDS[mode];
-    const unsupported = () => Promise.reject(new Error('a search does not write the index'));
-    const storage: PostingsStorage = {
-      list: (terms, prefixes) => read(listBlocks(t, kind, terms, prefixes)),
-      read: (blocks) =>
-        this.blockData.read(
-          blocks,
-          (b) => (hasVersion(b) ? `${kind}\u0000${b.term}\u0000${b.firstId}\u0000${b.version}` : null),
-          (missing) => read(readBlocks(t, kind, missing)),
-        ),
-      recent: () => read(this.recent(kind)),
-      mergedTotals: () =>
-        read(
-          (function* (): Op<Totals> {
-            const [r] = yield* rows(sql`SELECT messages, tokens FROM ${t.messageSearchMerged} WHERE kind = ${kind}`);
-            return { messages: Number(r?.messages ?? 0), tokens: Number(r?.tokens ?? 0) };
-          })(),
-        ),
-      tails: unsupported,
-      holding: unsupported,
-      commit: unsupported,
+    const reads: BlockIndexReads = {
+      list: (terms, prefixes) => listBlocks(t, kind, terms, prefixes),
+      read: (blocks) => readBlocks(t, kind, blocks),
+      recent: () => this.recent(kind),
+      *totals() {
+        const [r] = yield* rows(sql`SELECT messages, tokens FROM ${t.messageSearchMerged} WHERE kind = ${kind}`);
+        return { messages: Number(r?.messages ?? 0), tokens: Number(r?.tokens ?? 0) };
+      },
     };
-    return postingsReader(storage);
+    return blockIndexReader(kind, reads, this.blockData, read);
   }
 }

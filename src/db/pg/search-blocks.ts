@@ -8,23 +8,22 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
 import { buildBlocks } from '../blocks-build.js';
+import { type BlockIndexReads, type ListedBlock, blockIndexReader } from '../blocks-reader.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { PostingsBlock } from '../../search/postings-block.js';
 import { BlockDataCache } from '../../search/block-data-cache.js';
 import {
   type BlockChange,
   type IndexChange,
-  type PostingsStorage,
   type RecentMessage,
   planMerge,
   planRemoval,
-  postingsReader,
   uniqueBlocks,
   removalPlaces,
   termsOf,
 } from '../../search/postings-index.js';
 import type { QueryMode } from '../../search/query.js';
-import type { BlockEntry, PostingsReader, Totals } from '../../search/rank-postings.js';
+import type { BlockEntry, PostingsReader } from '../../search/rank-postings.js';
 import type { QualifiedNames } from '../../sql/tables.js';
 import { isLongTerm, prefixKeyRange, termKey } from '../../search/term-key.js';
 import { searchableText } from './searchable-text.js';
@@ -96,15 +95,6 @@ const blockOf = (r: Record<string, unknown>): PostingsBlock => ({ ...entryOf(r),
 const ENTRY_COLUMNS = sql.raw(
   `convert_from(COALESCE(b.full_term, b.term), 'UTF8') AS term, b.first_id, b.last_id, b.count, b.bound`,
 );
-
-/**
- * A listed block with its row version (xmin: the transaction that wrote it). A row version's bytes never
- * change, so a block's data may be reused from the cache while (term, first id, version) are the same.
- */
-interface ListedBlock extends BlockEntry {
-  version: string;
-}
-const hasVersion = (b: BlockEntry): b is ListedBlock => typeof (b as Partial<ListedBlock>).version === 'string';
 
 /** Merged blocks (without data) of these terms and of every term starting with one of the prefixes. */
 function* listBlocks(n: QualifiedNames, kind: number, terms: readonly string[], prefixes: readonly string[]) {
@@ -443,27 +433,15 @@ export class PgBlockIndex {
   reader(mode: QueryMode, read: <T>(op: Op<T>) => Promise<T>): PostingsReader {
     const { n } = this;
     const kind = INDEX_KINDS[mode];
-    const unsupported = () => Promise.reject(new Error('a search does not write the index'));
-    const storage: PostingsStorage = {
-      list: (terms, prefixes) => read(listBlocks(n, kind, terms, prefixes)),
-      read: (blocks) =>
-        this.blockData.read(
-          blocks,
-          (b) => (hasVersion(b) ? `${kind}\u0000${b.term}\u0000${b.firstId}\u0000${b.version}` : null),
-          (missing) => read(readBlocks(n, kind, missing)),
-        ),
-      recent: () => read(this.recent(kind)),
-      mergedTotals: () =>
-        read(
-          (function* (): Op<Totals> {
-            const [r] = yield* rows(sql`SELECT messages, tokens FROM ${n.messageSearchMerged} WHERE kind = ${kind}`);
-            return { messages: Number(r?.messages ?? 0), tokens: Number(r?.tokens ?? 0) };
-          })(),
-        ),
-      tails: unsupported,
-      holding: unsupported,
-      commit: unsupported,
+    const reads: BlockIndexReads = {
+      list: (terms, prefixes) => listBlocks(n, kind, terms, prefixes),
+      read: (blocks) => readBlocks(n, kind, blocks),
+      recent: () => this.recent(kind),
+      *totals() {
+        const [r] = yield* rows(sql`SELECT messages, tokens FROM ${n.messageSearchMerged} WHERE kind = ${kind}`);
+        return { messages: Number(r?.messages ?? 0), tokens: Number(r?.tokens ?? 0) };
+      },
     };
-    return postingsReader(storage);
+    return blockIndexReader(kind, reads, this.blockData, read);
   }
 }
