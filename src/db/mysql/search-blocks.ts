@@ -8,7 +8,20 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { BlockDataCache } from '../../search/block-data-cache.js';
+export { MERGE_AT } from '../blocks-upkeep.js';
 import { buildBlocks } from '../blocks-build.js';
+import {
+  BLOCK_CACHE_BYTES,
+  BUILD_AT,
+  INDEX_KINDS,
+  MERGE_AT,
+  MERGE_BYTES,
+  MODES,
+  REMOVE_ROWS,
+  TOKENIZE_BYTES,
+  TOKENIZE_ROWS,
+  withinBytes,
+} from '../blocks-upkeep.js';
 import { type BlockIndexReads, blockIndexReader } from '../blocks-reader.js';
 import { type RecentMessage, planMerge, planRemoval, removalPlaces, termsOf } from '../../search/postings-index.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
@@ -29,24 +42,6 @@ import {
   tailBlocks,
 } from './block-rows.js';
 
-const INDEX_KINDS = { words: 0, substrings: 1 } as const;
-const MODES: readonly QueryMode[] = ['words', 'substrings'];
-
-/** Text tokenized per catch-up transaction: a bounded stretch of the event loop per piece. */
-const TOKENIZE_BYTES = 256 * 1024;
-/** Queued messages looked at per catch-up transaction. */
-const TOKENIZE_ROWS = 500;
-/** The recent segment is folded into the blocks once it holds this many messages. */
-export const MERGE_AT = 2_000;
-/** Postings (encoded bytes) folded per merge transaction. */
-const MERGE_BYTES = 8 * 2 ** 20;
-/** Queued messages from which an empty index is built in one pass (see PgBlockIndex). */
-const BUILD_AT = 5_000;
-/** Removed messages taken out of the blocks per transaction. */
-const REMOVE_ROWS = 200;
-/** Bytes of block data a process keeps for the next searches. */
-const BLOCK_CACHE_BYTES = 32 * 2 ** 20;
-
 /**
  * A message's searchable text as Hermes' FTS5 tables index it: content as SQLite stores it (structured content
  * with its prefix), tool name and tool calls, joined by spaces, NULL as empty.
@@ -55,18 +50,6 @@ export function searchableText(row: Record<string, unknown>): string {
   const text = (v: unknown) =>
     v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
   return `${text(row.content)} ${text(row.tool_name)} ${text(row.tool_calls)}`;
-}
-
-/** The ids of `rows` (in order) whose `bytes` fit `budget`; at least one, whatever its size. */
-function withinBytes(found: readonly Record<string, unknown>[], budget: number): number[] {
-  const ids: number[] = [];
-  let bytes = 0;
-  for (const r of found) {
-    if (ids.length > 0 && bytes + Number(r.bytes) > budget) break;
-    ids.push(Number(r.id));
-    bytes += Number(r.bytes);
-  }
-  return ids;
 }
 
 /** Bytes of a message's searchable columns (aliased m): what tokenizing it costs. */

@@ -7,7 +7,20 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Op } from '../ops.js';
 import { exec, rows } from '../ops.js';
+export { MERGE_AT } from '../blocks-upkeep.js';
 import { buildBlocks } from '../blocks-build.js';
+import {
+  BLOCK_CACHE_BYTES,
+  BUILD_AT,
+  INDEX_KINDS,
+  MERGE_AT,
+  MERGE_BYTES,
+  MODES,
+  REMOVE_ROWS,
+  TOKENIZE_BYTES,
+  TOKENIZE_ROWS,
+  withinBytes,
+} from '../blocks-upkeep.js';
 import { type BlockIndexReads, type ListedBlock, blockIndexReader } from '../blocks-reader.js';
 import { type IndexedText, decodeIndexed, encodeIndexed, indexText } from '../../search/postings.js';
 import type { PostingsBlock } from '../../search/postings-block.js';
@@ -28,28 +41,8 @@ import type { QualifiedNames } from '../../sql/tables.js';
 import { isLongTerm, prefixKeyRange, termKey } from '../../search/term-key.js';
 import { searchableText } from './searchable-text.js';
 
-/** The two indexes, as the `kind` column numbers them. */
-const INDEX_KINDS = { words: 0, substrings: 1 } as const;
-const MODES: readonly QueryMode[] = ['words', 'substrings'];
-
-/** Text tokenized per catch-up transaction: a bounded stretch of the event loop per piece. */
-const TOKENIZE_BYTES = 256 * 1024;
-/** Queued messages looked at per catch-up transaction. */
-const TOKENIZE_ROWS = 500;
-/** The recent segment is folded into the blocks once it holds this many messages. */
-export const MERGE_AT = 2_000;
 /** Dead queue rows (deleted or rewritten by catch-ups) after which they are vacuumed. */
 const VACUUM_AT = 2_000;
-/** Postings (encoded bytes) folded per merge transaction. */
-const MERGE_BYTES = 8 * 2 ** 20;
-/**
- * Queued messages from which an empty index (a store's first, after an upgrade or an import into a new store)
- * is built in one pass, in one transaction: merging them a batch at a time would rewrite each term's last
- * block once per batch.
- */
-const BUILD_AT = 5_000;
-/** Removed messages taken out of the blocks per transaction. */
-const REMOVE_ROWS = 200;
 
 const json = (value: unknown) => sql`${JSON.stringify(value)}::json`;
 /** The condition that an id is one of `ids` (a JSON parameter: one bind whatever the count). */
@@ -62,18 +55,6 @@ const bytesOf = (value: unknown): Uint8Array => {
   if (value instanceof Uint8Array) return value;
   throw new TypeError(`expected bytea, got ${typeof value}`);
 };
-
-/** The ids of `rows` (in order) whose `bytes` fit `budget`; at least one, whatever its size. */
-function withinBytes(rows: readonly Record<string, unknown>[], budget: number): number[] {
-  const ids: number[] = [];
-  let bytes = 0;
-  for (const r of rows) {
-    if (ids.length > 0 && bytes + Number(r.bytes) > budget) break;
-    ids.push(Number(r.id));
-    bytes += Number(r.bytes);
-  }
-  return ids;
-}
 
 /** Bytes of a message's searchable columns (aliased m): what tokenizing it costs. */
 const MESSAGE_BYTES = sql.raw(
@@ -208,9 +189,6 @@ interface CachedRecent {
 }
 
 const SEARCH_COLUMNS = sql.raw('m.content, m.content_json, m.tool_name, m.tool_calls');
-
-/** Bytes of block data a process keeps for the next searches (the blocks of common words, read again and again). */
-const BLOCK_CACHE_BYTES = 32 * 2 ** 20;
 
 /**
  * The block index of one store: its catch-up steps and its readers. Holds the recent segment's decode cache and
